@@ -26,7 +26,7 @@ test-unit: ## run only the fast tests (no clusters)
 	$(GO) test -count=1 -short ./...
 
 lint: ## gofmt, go vet
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
 up: tools ## start N member clusters (N=3 NODES=2); prints export KUBECONFIG=... last

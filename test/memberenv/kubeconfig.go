@@ -7,8 +7,8 @@ import (
 	"os"
 	"strings"
 
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // credential is a token user of a member apiserver.

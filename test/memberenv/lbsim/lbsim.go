@@ -40,7 +40,7 @@ type Controller struct {
 // New wires a controller to the factory's Service informer.
 func New(client kubernetes.Interface, factory informers.SharedInformerFactory, pool netip.Prefix) (*Controller, error) {
 	c := &Controller{
-		client: client,
+		client:   client,
 		pool:     pool,
 		assigned: map[string]netip.Addr{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
