@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/federation-v1/federation/pkg/localprocess"
 	"net"
 	"os"
 	"path/filepath"
@@ -22,15 +23,15 @@ const stateFile = "state.json"
 // Environment is a running set of member clusters. Start creates one, Load
 // reads one another process started.
 type Environment struct {
-	Dir        string     `json:"dir"`
-	Detached   bool       `json:"detached"`
-	Kubeconfig string     `json:"kubeconfig"`
-	Binaries   *Binaries  `json:"binaries"`
-	PKI        pki        `json:"pki"`
-	EtcdURL    string     `json:"etcdURL"`
-	Etcd       *Process   `json:"etcd"`
-	Members    []*Member  `json:"members"`
-	mu         sync.Mutex // guards saving the state while members change it
+	Dir        string                `json:"dir"`
+	Detached   bool                  `json:"detached"`
+	Kubeconfig string                `json:"kubeconfig"`
+	Binaries   *Binaries             `json:"binaries"`
+	PKI        keyMaterial           `json:"pki"`
+	EtcdURL    string                `json:"etcdURL"`
+	Etcd       *localprocess.Process `json:"etcd"`
+	Members    []*Member             `json:"members"`
+	mu         sync.Mutex            // guards saving the state while members change it
 	logf       func(string, ...any)
 }
 
@@ -70,7 +71,7 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 			_ = e.Stop()
 		}
 	}()
-	if e.PKI, err = createPKI(dir); err != nil {
+	if e.PKI, err = createKeyMaterial(dir); err != nil {
 		return nil, err
 	}
 	if err := e.startEtcd(ctx); err != nil {
@@ -119,19 +120,13 @@ func (e *Environment) Stop() error {
 		errs = append(errs, e.stopProcesses(m, memberComponents...))
 	}
 	if e.Etcd != nil {
-		errs = append(errs, e.Etcd.stop(10*time.Second))
+		errs = append(errs, e.Etcd.Stop(10*time.Second))
 	}
-	for _, pid := range Leftovers(e.Dir) {
-		straggler := &Process{Name: "leftover", Pid: pid, Path: exePath(pid)}
-		errs = append(errs, straggler.stop(5*time.Second))
+	for _, straggler := range Leftovers(e.Dir) {
+		errs = append(errs, straggler.Stop(5*time.Second))
 	}
 	errs = append(errs, e.save())
 	return errors.Join(errs...)
-}
-
-func exePath(pid int) string {
-	p, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
-	return p
 }
 
 // running reports whether any process of the environment is alive.
@@ -186,7 +181,7 @@ func (e *Environment) startEtcd(ctx context.Context) error {
 	}
 	e.EtcdURL = fmt.Sprintf("http://127.0.0.1:%d", clientPort)
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
-	e.Etcd = &Process{
+	e.Etcd = &localprocess.Process{
 		Name: "etcd",
 		Path: e.Binaries.Etcd,
 		Log:  filepath.Join(e.Dir, "logs", "etcd.log"),
@@ -203,10 +198,10 @@ func (e *Environment) startEtcd(ctx context.Context) error {
 			"--log-level=warn",
 		},
 	}
-	if err := e.Etcd.start(e.Detached); err != nil {
+	if err := e.Etcd.Start(e.Detached); err != nil {
 		return err
 	}
-	return waitFor(ctx, 30*time.Second, "etcd to answer /health", e.Etcd, func() error {
+	return localprocess.WaitFor(ctx, 30*time.Second, "etcd to answer /health", e.Etcd, func() error {
 		return httpGetOK(ctx, e.EtcdURL+"/health")
 	})
 }

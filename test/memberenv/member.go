@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/federation-v1/federation/pkg/localprocess"
 	"os"
 	"path/filepath"
 	"time"
@@ -35,8 +36,8 @@ type Member struct {
 	// PodCIDR is where kwok takes pod IPs from.
 	PodCIDR string `json:"podCIDR"`
 	// LoadBalancerPool is where the load-balancer simulator takes addresses from.
-	LoadBalancerPool string              `json:"loadBalancerPool"`
-	Processes        map[string]*Process `json:"processes"`
+	LoadBalancerPool string                           `json:"loadBalancerPool"`
+	Processes        map[string]*localprocess.Process `json:"processes"`
 }
 
 // users of a member apiserver: name → (user, groups). The controller manager
@@ -64,7 +65,7 @@ func (e *Environment) newMember(index int, spec ClusterSpec) (*Member, error) {
 		Tokens:           map[string]string{},
 		PodCIDR:          fmt.Sprintf("10.%d.0.1/16", index),
 		LoadBalancerPool: fmt.Sprintf("127.1.%d.0/24", index),
-		Processes:        map[string]*Process{},
+		Processes:        map[string]*localprocess.Process{},
 	}
 	if err := os.MkdirAll(m.Dir, 0o700); err != nil {
 		return nil, err
@@ -90,11 +91,11 @@ func (e *Environment) newMember(index int, spec ClusterSpec) (*Member, error) {
 	if err := writeTokenFile(m.path("tokens.csv"), creds); err != nil {
 		return nil, err
 	}
-	ca, err := e.PKI.load()
+	ca, err := e.PKI.ca()
 	if err != nil {
 		return nil, err
 	}
-	if err := ca.issueServing(m.path("apiserver.crt"), m.path("apiserver.key"), spec.Name); err != nil {
+	if err := ca.IssueServing(m.path("apiserver.crt"), m.path("apiserver.key"), spec.Name, "kubernetes", "kubernetes.default", "kubernetes.default.svc"); err != nil {
 		return nil, err
 	}
 	caPEM, err := os.ReadFile(e.PKI.CACert)
@@ -148,7 +149,7 @@ func (e *Environment) StartAPIServer(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return waitFor(ctx, 90*time.Second, name+" kube-apiserver /readyz", m.Processes[KubeAPIServer], func() error {
+	return localprocess.WaitFor(ctx, 90*time.Second, name+" kube-apiserver /readyz", m.Processes[KubeAPIServer], func() error {
 		_, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		return err
 	})
@@ -188,13 +189,13 @@ func (e *Environment) startProcess(m *Member, component string) error {
 	if m.Processes[component].Alive() {
 		return nil
 	}
-	p := &Process{
+	p := &localprocess.Process{
 		Name: m.Spec.Name + "/" + component,
 		Path: e.programPath(component),
 		Args: e.args(m, component),
 		Log:  filepath.Join(e.Dir, "logs", m.Spec.Name+"-"+component+".log"),
 	}
-	if err := p.start(e.Detached); err != nil {
+	if err := p.Start(e.Detached); err != nil {
 		return err
 	}
 	e.mu.Lock()
@@ -208,7 +209,7 @@ func (e *Environment) stopProcesses(m *Member, components ...string) error {
 	var errs []error
 	for i := len(components) - 1; i >= 0; i-- {
 		if p := m.Processes[components[i]]; p != nil {
-			errs = append(errs, p.stop(10*time.Second))
+			errs = append(errs, p.Stop(10*time.Second))
 		}
 	}
 	errs = append(errs, e.save())

@@ -3,6 +3,7 @@ package memberenv
 import (
 	"context"
 	"fmt"
+	"github.com/federation-v1/federation/pkg/localprocess"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,7 +62,7 @@ func ensureNodes(ctx context.Context, client kubernetes.Interface, spec ClusterS
 // taint, and the default service account exists: then pods can be created
 // and scheduled at once.
 func (e *Environment) waitSchedulable(ctx context.Context, m *Member, client kubernetes.Interface) error {
-	err := waitFor(ctx, 90*time.Second, m.Spec.Name+" nodes Ready and untainted", m.Processes[Kwok], func() error {
+	err := localprocess.WaitFor(ctx, 90*time.Second, m.Spec.Name+" nodes Ready and untainted", m.Processes[Kwok], func() error {
 		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
@@ -79,7 +80,7 @@ func (e *Environment) waitSchedulable(ctx context.Context, m *Member, client kub
 	if err != nil {
 		return err
 	}
-	return waitFor(ctx, 60*time.Second, m.Spec.Name+" default service account", m.Processes[KubeControllerManager], func() error {
+	return localprocess.WaitFor(ctx, 60*time.Second, m.Spec.Name+" default service account", m.Processes[KubeControllerManager], func() error {
 		_, err := client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
 		return err
 	})

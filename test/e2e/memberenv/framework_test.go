@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/memberenv"
-	"github.com/federation-v1/federation/test/poll"
 )
 
 // helperEnv tells the re-executed test binary to act as a test that is
@@ -38,8 +38,8 @@ func TestKilledTestLeavesNoProcess(t *testing.T) {
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		for _, pid := range memberenv.Leftovers(dir) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+		for _, p := range memberenv.Leftovers(dir) {
+			_ = syscall.Kill(p.Pid, syscall.SIGKILL)
 		}
 	})
 
@@ -68,7 +68,7 @@ func TestKilledTestLeavesNoProcess(t *testing.T) {
 	_ = cmd.Wait()
 	require.NoError(t, poll.Until(context.Background(), 15*time.Second, "the killed test's processes to die", func(context.Context) error {
 		if left := memberenv.Leftovers(dir); len(left) > 0 {
-			return fmt.Errorf("still running: pids %v", left)
+			return fmt.Errorf("%d still running, first %s pid %d", len(left), left[0].Name, left[0].Pid)
 		}
 		return nil
 	}))

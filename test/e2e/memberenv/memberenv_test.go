@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/kubectl"
 	"github.com/federation-v1/federation/test/memberenv"
-	"github.com/federation-v1/federation/test/poll"
 )
 
 // memberenvCommand runs the memberenv binary on the test's run folder.

@@ -1,4 +1,8 @@
-package memberenv
+// Package localprocess starts, watches and stops the programs of a local
+// control plane or test environment. A process is described by a Process,
+// which can be saved as JSON so that another process (a later `stop`
+// command) can find and stop it again.
+package localprocess
 
 import (
 	"bytes"
@@ -12,8 +16,8 @@ import (
 	"time"
 )
 
-// Process is one program of the environment. Its fields are kept in the
-// state file so that another process (make down) can stop it.
+// Process is one program. Its fields are kept in a state file so that
+// another process can stop it.
 type Process struct {
 	Name string   `json:"name"`
 	Path string   `json:"path"`
@@ -25,10 +29,10 @@ type Process struct {
 	exited chan struct{}
 }
 
-// start runs p with its output appended to p.Log. A detached process gets its
+// Start runs p with its output appended to p.Log. A detached process gets its
 // own session and outlives us; otherwise the kernel kills it when we die
 // (Pdeathsig), so a crashed or interrupted test leaves nothing behind.
-func (p *Process) start(detached bool) error {
+func (p *Process) Start(detached bool) error {
 	logFile, err := os.OpenFile(p.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -69,11 +73,11 @@ func (p *Process) Alive() bool {
 			return true
 		}
 	}
-	return pidRuns(p.Pid, p.Path)
+	return Runs(p.Pid, p.Path)
 }
 
-// pidRuns reads /proc to tell whether pid is a live process running path.
-func pidRuns(pid int, path string) bool {
+// Runs reads /proc to tell whether pid is a live process running path.
+func Runs(pid int, path string) bool {
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return false
@@ -89,9 +93,9 @@ func pidRuns(pid int, path string) bool {
 	return string(argv0) == path
 }
 
-// stop sends SIGTERM to the process group, and SIGKILL if it has not exited
+// Stop sends SIGTERM to the process group, and SIGKILL if it has not exited
 // within grace.
-func (p *Process) stop(grace time.Duration) error {
+func (p *Process) Stop(grace time.Duration) error {
 	if !p.Alive() {
 		return nil
 	}
@@ -117,8 +121,8 @@ func (p *Process) waitExit(d time.Duration) bool {
 	return true
 }
 
-// logTail returns the last lines of the process's log, for error messages.
-func (p *Process) logTail(lines int) string {
+// LogTail returns the last lines of the process's log, for error messages.
+func (p *Process) LogTail(lines int) string {
 	data, err := os.ReadFile(p.Log)
 	if err != nil {
 		return ""
@@ -130,22 +134,17 @@ func (p *Process) logTail(lines int) string {
 	return strings.Join(all, "\n")
 }
 
-// programs are the binaries an environment runs, by base name.
-var programs = map[string]bool{
-	"etcd": true, "kube-apiserver": true, "kube-controller-manager": true,
-	"kube-scheduler": true, "kwok": true, "memberenv": true,
-}
-
-// Leftovers lists the pids of live environment programs whose command line
-// mentions dir: every process of an environment names its run folder in its
-// arguments, so this finds them even when the state file is lost.
-func Leftovers(dir string) []int {
+// FindMentioning finds the live processes whose program's base name is in
+// programs and whose command line mentions dir. A local environment names its
+// run folder in every program's arguments, so this finds its processes even
+// when its state file is lost.
+func FindMentioning(dir string, programs map[string]bool) []*Process {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
 	self := os.Getpid()
-	var pids []int
+	var found []*Process
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == self {
@@ -156,9 +155,10 @@ func Leftovers(dir string) []int {
 			continue
 		}
 		argv0, _, _ := bytes.Cut(cmdline, []byte{0})
-		if programs[filepath.Base(string(argv0))] && pidRuns(pid, string(argv0)) {
-			pids = append(pids, pid)
+		name := filepath.Base(string(argv0))
+		if programs[name] && Runs(pid, string(argv0)) {
+			found = append(found, &Process{Name: name, Path: string(argv0), Pid: pid})
 		}
 	}
-	return pids
+	return found
 }
