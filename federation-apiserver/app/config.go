@@ -8,7 +8,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	basecompatibility "k8s.io/component-base/compatibility"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	"github.com/federation-v1/federation/pkg/apiserver"
@@ -22,7 +21,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.selfSignedCert(); err != nil {
 		return nil, err
 	}
-	version := basecompatibility.NewEffectiveVersionFromString(kubernetesVersion, "", "")
+	version := apiserver.NewEffectiveVersion(kubernetesVersion)
 	generic := genericapiserver.NewRecommendedConfig(legacyscheme.Codecs)
 	generic.EffectiveVersion = version
 	generic.FeatureGate = utilfeature.DefaultFeatureGate

@@ -79,6 +79,12 @@ func (c CompletedConfig) New() (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("adding the informer post-start hook: %w", err)
 		}
+		err = generic.AddPostStartHook("start-namespace-deletion", func(ctx genericapiserver.PostStartHookContext) error {
+			return startNamespaceDeletion(ctx, c.informers)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("adding the namespace deletion post-start hook: %w", err)
+		}
 	}
 	return &Server{GenericAPIServer: generic}, nil
 }

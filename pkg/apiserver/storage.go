@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
@@ -57,10 +58,18 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64) (legacy
 	// versions and readable through both.
 	extensions := newGroup("extensions")
 	extensionsV1beta1 := map[string]rest.Storage{
-		"ingresses":        ingress,
+		"ingresses":        legacyAlias{ingress.Store},
 		"ingresses/status": ingressStatus,
 	}
 	for name, storage := range workloads {
+		switch st := storage.(type) {
+		case *deploymentstore.REST:
+			storage = legacyAlias{st.Store}
+		case *replicasetstore.REST:
+			storage = legacyAlias{st.Store}
+		case *daemonsetstore.REST:
+			storage = legacyAlias{st.Store}
+		}
 		extensionsV1beta1[name] = storage
 	}
 	extensions.VersionedResourcesStorageMap["v1beta1"] = extensionsV1beta1
@@ -165,4 +174,11 @@ func workloadStorage(getter generic.RESTOptionsGetter) (map[string]rest.Storage,
 		"daemonsets":         daemonSets,
 		"daemonsets/status":  daemonSetStatus,
 	}, nil
+}
+
+// legacyAlias serves a store under extensions/v1beta1 without the short
+// names and categories it has in its current group, so that "deploy" or
+// "all" resolve to one resource only (kubectl warns otherwise).
+type legacyAlias struct {
+	*genericregistry.Store
 }
