@@ -69,6 +69,8 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64) (legacy
 			storage = legacyAlias{st.Store}
 		case *daemonsetstore.REST:
 			storage = legacyAlias{st.Store}
+		case scaleStorage:
+			storage = legacyScale{st}
 		}
 		extensionsV1beta1[name] = storage
 	}
