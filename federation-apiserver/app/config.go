@@ -1,0 +1,62 @@
+package app
+
+import (
+	"fmt"
+
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+
+	"github.com/federation-v1/federation/pkg/apiserver"
+)
+
+// kubernetesVersion is the Kubernetes version whose API this server serves.
+const kubernetesVersion = "1.36.3"
+
+// Config turns completed, validated options into the server configuration.
+func (o *Options) Config() (*apiserver.Config, error) {
+	if err := o.selfSignedCert(); err != nil {
+		return nil, err
+	}
+	version := apiserver.NewEffectiveVersion(kubernetesVersion)
+	generic := genericapiserver.NewRecommendedConfig(legacyscheme.Codecs)
+	generic.EffectiveVersion = version
+	generic.FeatureGate = utilfeature.DefaultFeatureGate
+	apiserver.ApplyOpenAPI(&generic.Config, "v"+kubernetesVersion)
+
+	if err := o.SecureServing.ApplyTo(&generic.SecureServing, &generic.LoopbackClientConfig); err != nil {
+		return nil, fmt.Errorf("configuring HTTPS serving: %w", err)
+	}
+	if err := o.Authentication.ApplyTo(&generic.Config); err != nil {
+		return nil, err
+	}
+
+	factory, err := apiserver.NewStorageFactory(o.Etcd, version)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.Etcd.ApplyWithStorageFactoryTo(factory, &generic.Config); err != nil {
+		return nil, fmt.Errorf("configuring etcd storage: %w", err)
+	}
+
+	client, err := kubernetes.NewForConfig(generic.LoopbackClientConfig)
+	if err != nil {
+		return nil, fmt.Errorf("creating the loopback client: %w", err)
+	}
+	dynamicClient, err := dynamic.NewForConfig(generic.LoopbackClientConfig)
+	if err != nil {
+		return nil, fmt.Errorf("creating the loopback dynamic client: %w", err)
+	}
+	factoryInformers := informers.NewSharedInformerFactory(client, 0)
+	if err := o.Admission.ApplyTo(&generic.Config, factoryInformers, client, dynamicClient, generic.FeatureGate, version); err != nil {
+		return nil, fmt.Errorf("configuring admission: %w", err)
+	}
+	return &apiserver.Config{
+		GenericConfig: generic,
+		EventTTL:      o.EventTTL,
+		Informers:     factoryInformers,
+	}, nil
+}

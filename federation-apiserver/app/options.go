@@ -1,0 +1,119 @@
+// Package app holds the federation-apiserver command: its options, their
+// validation, and the assembly of the server configuration.
+package app
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	netutils "k8s.io/utils/net"
+
+	"github.com/federation-v1/federation/pkg/admission/federationannotations"
+	"github.com/federation-v1/federation/pkg/apiserver"
+)
+
+// Options are the command-line options of federation-apiserver.
+type Options struct {
+	// SecureServing is the HTTPS listener (--secure-port, --bind-address,
+	// --cert-dir, --tls-*).
+	SecureServing *genericoptions.SecureServingOptionsWithLoopback
+	// Etcd is the storage (--etcd-servers, --etcd-prefix, TLS, watch cache).
+	// Without --etcd-servers an embedded etcd runs in --data-dir.
+	Etcd *genericoptions.EtcdOptions
+	// Admission is the admission chain.
+	Admission *genericoptions.AdmissionOptions
+	// Authentication is how clients authenticate.
+	Authentication apiserver.AuthenticationConfig
+	// DataDir holds the embedded etcd's data.
+	DataDir string
+	// EventTTL is how long events are kept.
+	EventTTL time.Duration
+}
+
+// NewOptions returns the default options.
+func NewOptions() *Options {
+	o := &Options{
+		SecureServing: genericoptions.NewSecureServingOptions().WithLoopback(),
+		Etcd:          genericoptions.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry", nil)),
+		Admission:     genericoptions.NewAdmissionOptions(),
+		DataDir:       "federation-data",
+		EventTTL:      time.Hour,
+	}
+	o.SecureServing.BindPort = 6443
+	o.SecureServing.ServerCert.PairName = "federation-apiserver"
+	// Defaulted by Complete to a folder of --data-dir.
+	o.SecureServing.ServerCert.CertDirectory = ""
+	o.Etcd.DefaultStorageMediaType = "application/vnd.kubernetes.protobuf"
+	o.Etcd.StorageConfig.Codec = legacyscheme.Codecs.LegacyCodec()
+
+	federationannotations.Register(o.Admission.Plugins)
+	o.Admission.RecommendedPluginOrder = append(o.Admission.RecommendedPluginOrder, federationannotations.PluginName)
+	// The webhook and policy plugins need admissionregistration, which
+	// this server does not serve: they stay off.
+	o.Admission.DefaultOffPlugins = sets.New(o.Admission.Plugins.Registered()...).
+		Delete(lifecycle.PluginName, federationannotations.PluginName)
+	return o
+}
+
+// AddFlags adds the options' flags to fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	o.SecureServing.AddFlags(fs)
+	o.Etcd.AddFlags(fs)
+	o.Admission.AddFlags(fs)
+	fs.StringVar(&o.Authentication.ClientCAFile, "client-ca-file", o.Authentication.ClientCAFile,
+		"PEM bundle of the CAs whose client certificates are accepted; the certificate's CommonName is the user name, its Organizations the groups.")
+	fs.StringVar(&o.Authentication.TokenAuthFile, "token-auth-file", o.Authentication.TokenAuthFile,
+		"CSV file of bearer tokens: token,user,uid[,\"group1,group2\"].")
+	fs.StringVar(&o.DataDir, "data-dir", o.DataDir,
+		"Directory of the embedded etcd's data, used when --etcd-servers is not given.")
+	fs.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "How long events are kept.")
+}
+
+// EmbeddedEtcd reports whether the server runs its own etcd.
+func (o *Options) EmbeddedEtcd() bool {
+	return len(o.Etcd.StorageConfig.Transport.ServerList) == 0
+}
+
+// Complete fills in what depends on other options: the default --cert-dir
+// lives in --data-dir.
+func (o *Options) Complete() error {
+	if o.SecureServing.ServerCert.CertDirectory == "" {
+		o.SecureServing.ServerCert.CertDirectory = filepath.Join(o.DataDir, "certs")
+	}
+	return nil
+}
+
+// Validate returns every problem of the options at once.
+func (o *Options) Validate() error {
+	var errs []error
+	errs = append(errs, o.SecureServing.Validate()...)
+	if !o.EmbeddedEtcd() {
+		errs = append(errs, o.Etcd.Validate()...)
+	} else if o.DataDir == "" {
+		errs = append(errs, fmt.Errorf("--data-dir is required when --etcd-servers is not given"))
+	}
+	errs = append(errs, o.Admission.Validate()...)
+	if o.EventTTL <= 0 {
+		errs = append(errs, fmt.Errorf("--event-ttl must be positive, got %s", o.EventTTL))
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// selfSignedCert generates a serving certificate into --cert-dir when none
+// is given.
+func (o *Options) selfSignedCert() error {
+	ips := []net.IP{netutils.ParseIPSloppy("127.0.0.1"), netutils.ParseIPSloppy("::1")}
+	if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, ips); err != nil {
+		return fmt.Errorf("creating a self-signed serving certificate in %s: %w", o.SecureServing.ServerCert.CertDirectory, err)
+	}
+	return nil
+}

@@ -1,0 +1,83 @@
+// Package federationannotations is a validating admission plugin that
+// rejects federated objects whose federation annotations do not parse:
+// the cluster selector on any object, and the replica preferences on
+// ReplicaSets, Deployments and Jobs. v1 silently ignored such annotations;
+// here the request fails with a 422 naming the annotation.
+package federationannotations
+
+import (
+	"context"
+	"io"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/admission"
+
+	"github.com/federation-v1/federation/pkg/clusterselector"
+	"github.com/federation-v1/federation/pkg/replicapreferences"
+)
+
+// PluginName is the name of the plugin in --enable-admission-plugins.
+const PluginName = "FederationAnnotations"
+
+// preferencesAnnotations says which replica preferences annotation each
+// resource carries.
+var preferencesAnnotations = map[schema.GroupResource]string{
+	{Group: "apps", Resource: "replicasets"}:       replicapreferences.ReplicaSetAnnotation,
+	{Group: "extensions", Resource: "replicasets"}: replicapreferences.ReplicaSetAnnotation,
+	{Group: "apps", Resource: "deployments"}:       replicapreferences.DeploymentAnnotation,
+	{Group: "extensions", Resource: "deployments"}: replicapreferences.DeploymentAnnotation,
+	{Group: "batch", Resource: "jobs"}:             replicapreferences.JobAnnotation,
+}
+
+// Register adds the plugin to plugins.
+func Register(plugins *admission.Plugins) {
+	plugins.Register(PluginName, func(io.Reader) (admission.Interface, error) {
+		return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update)}, nil
+	})
+}
+
+// Plugin validates the federation annotations on create and update.
+type Plugin struct {
+	*admission.Handler
+}
+
+var _ admission.ValidationInterface = &Plugin{}
+
+// Validate rejects an object whose federation annotations do not parse.
+func (p *Plugin) Validate(_ context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+	if a.GetSubresource() != "" || a.GetObject() == nil {
+		return nil
+	}
+	obj, err := meta.Accessor(a.GetObject())
+	if err != nil {
+		// Not an object with metadata (for example a Scale): nothing to check.
+		return nil
+	}
+	errs := Validate(a.GetResource().GroupResource(), obj.GetAnnotations())
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(a.GetKind().GroupKind(), a.GetName(), errs)
+}
+
+// Validate checks the federation annotations of an object of resource gr.
+func Validate(gr schema.GroupResource, annotations map[string]string) field.ErrorList {
+	var errs field.ErrorList
+	path := field.NewPath("metadata", "annotations")
+	if value, ok := annotations[clusterselector.Annotation]; ok {
+		if _, err := clusterselector.Parse(value); err != nil {
+			errs = append(errs, field.Invalid(path.Key(clusterselector.Annotation), value, err.Error()))
+		}
+	}
+	if key, ok := preferencesAnnotations[gr]; ok {
+		if value, ok := annotations[key]; ok {
+			if _, err := replicapreferences.Parse(value); err != nil {
+				errs = append(errs, field.Invalid(path.Key(key), value, err.Error()))
+			}
+		}
+	}
+	return errs
+}

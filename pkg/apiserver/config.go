@@ -1,0 +1,95 @@
+// Package apiserver assembles the federation API server from
+// k8s.io/apiserver and Kubernetes' own registries: the served groups and
+// resources, their storage, authentication, admission and OpenAPI.
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/informers"
+)
+
+// Config is the configuration of the federation API server.
+type Config struct {
+	// GenericConfig configures the generic server: serving, authentication,
+	// authorization, admission, storage and OpenAPI.
+	GenericConfig *genericapiserver.RecommendedConfig
+	// EventTTL is how long events are kept.
+	EventTTL time.Duration
+	// Informers watch this server through its loopback client for the
+	// admission plugins (NamespaceLifecycle); they start once it serves.
+	Informers informers.SharedInformerFactory
+}
+
+// completedConfig is a Config whose defaults have been filled in.
+type completedConfig struct {
+	generic   genericapiserver.CompletedConfig
+	eventTTL  time.Duration
+	informers informers.SharedInformerFactory
+}
+
+// CompletedConfig can only be made by Config.Complete, and is what New needs.
+type CompletedConfig struct {
+	*completedConfig
+}
+
+// Complete fills in the defaults of the configuration.
+func (c *Config) Complete() CompletedConfig {
+	ttl := c.EventTTL
+	if ttl == 0 {
+		ttl = time.Hour
+	}
+	return CompletedConfig{&completedConfig{
+		generic:   c.GenericConfig.Complete(),
+		eventTTL:  ttl,
+		informers: c.Informers,
+	}}
+}
+
+// Server is the federation API server.
+type Server struct {
+	// GenericAPIServer serves the API.
+	GenericAPIServer *genericapiserver.GenericAPIServer
+}
+
+// New creates the server and installs every served API group.
+func (c CompletedConfig) New() (*Server, error) {
+	generic, err := c.generic.New("federation-apiserver", genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		return nil, fmt.Errorf("creating the generic API server: %w", err)
+	}
+	legacy, groups, err := apiGroups(c.generic.RESTOptionsGetter, uint64(c.eventTTL.Seconds()))
+	if err != nil {
+		return nil, err
+	}
+	if err := generic.InstallLegacyAPIGroup(genericapiserver.DefaultLegacyAPIPrefix, legacy); err != nil {
+		return nil, fmt.Errorf("installing the core API group: %w", err)
+	}
+	if err := generic.InstallAPIGroups(groups...); err != nil {
+		return nil, fmt.Errorf("installing the API groups: %w", err)
+	}
+	if c.informers != nil {
+		err := generic.AddPostStartHook("start-federation-informers", func(ctx genericapiserver.PostStartHookContext) error {
+			c.informers.Start(ctx.Done())
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("adding the informer post-start hook: %w", err)
+		}
+		err = generic.AddPostStartHook("start-namespace-deletion", func(ctx genericapiserver.PostStartHookContext) error {
+			return startNamespaceDeletion(ctx, c.informers)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("adding the namespace deletion post-start hook: %w", err)
+		}
+	}
+	return &Server{GenericAPIServer: generic}, nil
+}
+
+// Run serves until ctx is done.
+func (s *Server) Run(ctx context.Context) error {
+	return s.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+}

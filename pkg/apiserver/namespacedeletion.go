@@ -1,0 +1,39 @@
+package apiserver
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	namespacecontroller "k8s.io/kubernetes/pkg/controller/namespace"
+)
+
+// namespaceDeletionWorkers is how many namespaces are emptied at once.
+const namespaceDeletionWorkers = 2
+
+// startNamespaceDeletion runs Kubernetes' namespace controller against this
+// server: when a namespace is deleted, it deletes everything in it and then
+// removes the "kubernetes" finalizer, so the namespace goes away as in a
+// Kubernetes cluster (without it, a deleted namespace stays Terminating).
+// Propagating the deletion to member clusters is the controller manager's
+// job, with a finalizer of its own.
+func startNamespaceDeletion(ctx genericapiserver.PostStartHookContext, factory informers.SharedInformerFactory) error {
+	client, err := kubernetes.NewForConfig(ctx.LoopbackClientConfig)
+	if err != nil {
+		return fmt.Errorf("creating the namespace controller's client: %w", err)
+	}
+	metadataClient, err := metadata.NewForConfig(ctx.LoopbackClientConfig)
+	if err != nil {
+		return fmt.Errorf("creating the namespace controller's metadata client: %w", err)
+	}
+	controller := namespacecontroller.NewNamespaceController(ctx, client, metadataClient,
+		client.Discovery().ServerPreferredNamespacedResources,
+		factory.Core().V1().Namespaces(), 5*time.Minute, corev1.FinalizerKubernetes)
+	factory.Start(ctx.Done())
+	go controller.Run(ctx, namespaceDeletionWorkers)
+	return nil
+}

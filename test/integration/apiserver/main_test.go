@@ -1,0 +1,65 @@
+// Package apiserver tests the built federation-apiserver binary with real
+// kubectl binaries: every served resource through every kubectl verb,
+// authentication, bad input, and restarts with the same data directory.
+package apiserver
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// kubectls are the kubectl binaries every test drives the server with.
+var kubectls = []string{
+	"/usr/lib/google-cloud-sdk/bin/kubectl.1.27",
+	"/usr/lib/google-cloud-sdk/bin/kubectl.1.33",
+}
+
+// binary is the federation-apiserver built once for the package.
+var binary string
+
+// shared is the server most tests share; restart tests start their own.
+var shared *server
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "federation-apiserver-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "creating a temporary directory:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binary = filepath.Join(dir, "federation-apiserver")
+	build := exec.Command("go", "build", "-o", binary, "github.com/federation-v1/federation/federation-apiserver")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building federation-apiserver:", err)
+		return 1
+	}
+	for _, k := range kubectls {
+		if _, err := os.Stat(k); err != nil {
+			fmt.Fprintln(os.Stderr, "kubectl needed by the tests is missing:", err)
+			return 1
+		}
+	}
+	shared, err = startServer(filepath.Join(dir, "shared"), filepath.Join(dir, "shared-data"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the shared server:", err)
+		return 1
+	}
+	defer shared.stop()
+	if err := shared.setup(); err != nil {
+		fmt.Fprintln(os.Stderr, "setting up the shared server:", err)
+		return 1
+	}
+	code := m.Run()
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "server log: %s\n", shared.logPath)
+	}
+	return code
+}

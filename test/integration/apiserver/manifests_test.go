@@ -1,0 +1,202 @@
+package apiserver
+
+// served describes one served resource for the lifecycle test.
+type served struct {
+	// resource is the fully qualified name kubectl is given (deployments.v1beta1.extensions).
+	resource string
+	// clusterScoped resources take no namespace.
+	clusterScoped bool
+	// manifest is the object's YAML, with %[1]s for its name, %[2]s for its
+	// namespace and %[3]s for the value of its "marker" label.
+	manifest string
+	// columns are headers `kubectl get` must print.
+	columns []string
+	// unnamedTable is set when the table has no NAME column (events).
+	unnamedTable bool
+	// scalable resources are scaled with `kubectl scale`.
+	scalable bool
+}
+
+// podTemplate is a pod template with matching selector, indented for a
+// workload's spec.
+const podTemplate = `  selector:
+    matchLabels: {app: %[1]s}
+  template:
+    metadata:
+      labels: {app: %[1]s}
+    spec:
+      containers:
+      - {name: web, image: nginx:alpine}
+`
+
+// servedResources are every resource the server serves, with a valid
+// manifest.
+var servedResources = []served{
+	{
+		resource: "namespaces", clusterScoped: true, columns: []string{"STATUS"},
+		manifest: `apiVersion: v1
+kind: Namespace
+metadata: {name: %[1]s, labels: {marker: %[3]s}}
+`,
+	},
+	{
+		resource: "services", columns: []string{"TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)"},
+		manifest: `apiVersion: v1
+kind: Service
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+spec:
+  type: LoadBalancer
+  selector: {app: %[1]s}
+  ports: [{name: http, port: 80, targetPort: 8080}]
+`,
+	},
+	{
+		resource: "secrets", columns: []string{"TYPE", "DATA"},
+		manifest: `apiVersion: v1
+kind: Secret
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+stringData: {password: hunter2}
+`,
+	},
+	{
+		resource: "configmaps", columns: []string{"DATA"},
+		manifest: `apiVersion: v1
+kind: ConfigMap
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+data: {key: value}
+`,
+	},
+	{
+		resource: "events", unnamedTable: true, columns: []string{"REASON", "OBJECT", "MESSAGE"},
+		manifest: `apiVersion: v1
+kind: Event
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+involvedObject: {kind: Deployment, name: web, namespace: %[2]s, apiVersion: apps/v1}
+reason: Testing
+message: an event
+type: Normal
+`,
+	},
+	{
+		resource: "deployments.apps", scalable: true, columns: []string{"READY", "UP-TO-DATE", "AVAILABLE"},
+		manifest: `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+spec:
+  replicas: 2
+` + podTemplate,
+	},
+	{
+		resource: "replicasets.apps", scalable: true, columns: []string{"DESIRED", "CURRENT", "READY"},
+		manifest: `apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+spec:
+  replicas: 2
+` + podTemplate,
+	},
+	{
+		resource: "daemonsets.apps", columns: []string{"DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "NODE SELECTOR"},
+		manifest: `apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+spec:
+` + podTemplate,
+	},
+	{
+		resource: "ingresses.networking.k8s.io", columns: []string{"CLASS", "HOSTS", "ADDRESS", "PORTS"},
+		manifest: `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+spec:
+  rules:
+  - host: example.com
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+`,
+	},
+	{
+		resource: "jobs.batch", columns: []string{"COMPLETIONS"},
+		manifest: `apiVersion: batch/v1
+kind: Job
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+spec:
+  parallelism: 2
+  completions: 4
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: work, image: busybox}
+`,
+	},
+	{
+		resource: "horizontalpodautoscalers.autoscaling", columns: []string{"REFERENCE", "TARGETS", "MINPODS", "MAXPODS"},
+		manifest: `apiVersion: autoscaling/v1
+kind: HorizontalPodAutoscaler
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 1
+  maxReplicas: 5
+  targetCPUUtilizationPercentage: 80
+`,
+	},
+	{
+		resource: "deployments.v1beta1.extensions", scalable: true, columns: []string{"READY", "UP-TO-DATE", "AVAILABLE"},
+		manifest: `apiVersion: extensions/v1beta1
+kind: Deployment
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+spec:
+  replicas: 2
+  template:
+    metadata:
+      labels: {app: %[1]s}
+    spec:
+      containers:
+      - {name: web, image: nginx:alpine}
+`,
+	},
+	{
+		resource: "replicasets.v1beta1.extensions", scalable: true, columns: []string{"DESIRED", "CURRENT", "READY"},
+		manifest: `apiVersion: extensions/v1beta1
+kind: ReplicaSet
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+spec:
+  replicas: 2
+` + podTemplate,
+	},
+	{
+		resource: "daemonsets.v1beta1.extensions", columns: []string{"DESIRED", "CURRENT", "READY"},
+		manifest: `apiVersion: extensions/v1beta1
+kind: DaemonSet
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+spec:
+` + podTemplate,
+	},
+	{
+		resource: "ingresses.v1beta1.extensions", columns: []string{"HOSTS", "ADDRESS", "PORTS"},
+		manifest: `apiVersion: extensions/v1beta1
+kind: Ingress
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+spec:
+  rules:
+  - host: example.com
+    http:
+      paths:
+      - {path: /, backend: {serviceName: web, servicePort: 80}}
+`,
+	},
+	{
+		resource: "clusters.federation", clusterScoped: true, columns: []string{"STATUS", "ZONES", "REGION"},
+		manifest: `apiVersion: federation/v1beta1
+kind: Cluster
+metadata: {name: %[1]s, labels: {marker: %[3]s}}
+spec:
+  serverAddressByClientCIDRs:
+  - {clientCIDR: 0.0.0.0/0, serverAddress: "https://10.1.2.3:6443"}
+  secretRef: {name: %[1]s-credentials}
+`,
+	},
+}
