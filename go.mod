@@ -173,6 +173,9 @@ require (
 )
 
 tool (
+	k8s.io/code-generator/cmd/client-gen
 	k8s.io/code-generator/cmd/deepcopy-gen
+	k8s.io/code-generator/cmd/informer-gen
+	k8s.io/code-generator/cmd/lister-gen
 	k8s.io/kube-openapi/cmd/openapi-gen
 )
