@@ -24,8 +24,11 @@ import (
 // it is never propagated.
 const SystemNamespace = "federation-system"
 
-// APIServer is the program name of the federation apiserver.
-const APIServer = "federation-apiserver"
+// Program names of the plane.
+const (
+	APIServer         = "federation-apiserver"
+	ControllerManager = "federation-controller-manager"
+)
 
 // readyTimeout bounds the wait for a starting apiserver.
 const readyTimeout = 90 * time.Second
@@ -58,6 +61,11 @@ func New(opts Options) (*Plane, error) {
 		host = opts.AdvertiseAddress
 	}
 	p.Server = "https://" + net.JoinHostPort(host, strconv.Itoa(opts.Port))
+	cmPort, err := freePort("127.0.0.1")
+	if err != nil {
+		return nil, err
+	}
+	p.ControllerManagerAddress = net.JoinHostPort("127.0.0.1", strconv.Itoa(cmPort))
 	return p, nil
 }
 

@@ -63,6 +63,8 @@ type Plane struct {
 	Options
 	// Server is the apiserver's URL.
 	Server string `json:"server"`
+	// ControllerManagerAddress serves the controller manager's /healthz and /metrics.
+	ControllerManagerAddress string `json:"controllerManagerAddress"`
 	// Processes by program name.
 	Processes map[string]*localprocess.Process `json:"processes"`
 }

@@ -13,10 +13,18 @@ type program struct {
 	args func(p *Plane) []string
 }
 
-// programs of a local plane, in start order. The controller manager and the
-// DNS server join this list as they are built.
+// programs of a local plane, in start order. The DNS server joins this list
+// when it is built.
 var programs = []program{
 	{name: APIServer, args: apiserverArgs},
+	{name: ControllerManager, args: controllerManagerArgs},
+}
+
+func controllerManagerArgs(p *Plane) []string {
+	return []string{
+		"--kubeconfig=" + p.path(ControllerManagerKubeconfig),
+		"--address=" + p.ControllerManagerAddress,
+	}
 }
 
 func apiserverArgs(p *Plane) []string {
