@@ -3,13 +3,17 @@ package app
 import (
 	"context"
 
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/federation-v1/federation/pkg/controllers/cluster"
+	fedsync "github.com/federation-v1/federation/pkg/controllers/sync"
 	"github.com/federation-v1/federation/pkg/generated/clientset/versioned"
 	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
+	"github.com/federation-v1/federation/pkg/membercluster"
 )
 
 // ControllerContext is what every controller is built from.
@@ -23,6 +27,25 @@ type ControllerContext struct {
 	FedInformers    fedinformers.SharedInformerFactory
 	SystemInformers kubeinformers.SharedInformerFactory
 	Recorder        record.EventRecorder
+	// FedDynamic and DynamicInformers reach every federated type.
+	FedDynamic       dynamic.Interface
+	DynamicInformers dynamicinformer.DynamicSharedInformerFactory
+	// Members owns the member clusters' clients and caches; made by the
+	// first sync controller, run once by the controller manager.
+	Members *membercluster.Manager
+}
+
+// members returns the member manager, making it the first time.
+func (cc *ControllerContext) members() (*membercluster.Manager, error) {
+	if cc.Members == nil {
+		m, err := membercluster.NewManager(cc.Options.FederationName, cc.FedInformers.Federation().V1beta1().Clusters(),
+			cc.SystemInformers.Core().V1().Secrets())
+		if err != nil {
+			return nil, err
+		}
+		cc.Members = m
+	}
+	return cc.Members, nil
 }
 
 // initFunc builds a controller and returns the function that runs it.
@@ -38,4 +61,25 @@ var controllers = map[string]initFunc{
 		}
 		return c.Run, nil
 	},
+}
+
+func init() {
+	for _, a := range fedsync.Adapters {
+		controllers[a.Name] = syncInit(a)
+	}
+}
+
+// syncInit makes the init function of the sync controller of one type.
+func syncInit(a *fedsync.Adapter) initFunc {
+	return func(cc *ControllerContext) (func(context.Context) error, error) {
+		members, err := cc.members()
+		if err != nil {
+			return nil, err
+		}
+		c, err := fedsync.New(a, cc.FedDynamic, cc.DynamicInformers.ForResource(a.Resource), members, cc.Recorder, cc.Options.Sync)
+		if err != nil {
+			return nil, err
+		}
+		return c.Run, nil
+	}
 }

@@ -10,9 +10,12 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/federation-v1/federation/pkg/clusterhealth"
 	"github.com/federation-v1/federation/pkg/controllers/cluster"
+	fedsync "github.com/federation-v1/federation/pkg/controllers/sync"
+	"github.com/federation-v1/federation/pkg/membercluster"
 )
 
 // Options are the command-line options.
@@ -26,6 +29,10 @@ type Options struct {
 	Address string
 	// Cluster tunes the cluster health controller.
 	Cluster cluster.Options
+	// FederationName labels the member copies of federated objects.
+	FederationName string
+	// Sync tunes the sync controllers of the federated types.
+	Sync fedsync.Options
 }
 
 // NewOptions returns the defaults.
@@ -38,6 +45,13 @@ func NewOptions() *Options {
 			Timeout:    5 * time.Second,
 			Thresholds: clusterhealth.DefaultThresholds,
 			Workers:    10,
+		},
+		FederationName: "federation",
+		Sync: fedsync.Options{
+			Workers:       5,
+			MemberTimeout: 10 * time.Second,
+			DeletionWait:  2 * time.Minute,
+			StatusPeriod:  30 * time.Second,
 		},
 	}
 }
@@ -54,6 +68,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Cluster.Thresholds.Failure, "cluster-failure-threshold", o.Cluster.Thresholds.Failure, "consecutive failed probes before a Ready cluster is marked NotReady or Offline")
 	fs.IntVar(&o.Cluster.Thresholds.Success, "cluster-success-threshold", o.Cluster.Thresholds.Success, "consecutive good probes before a cluster is marked Ready again")
 	fs.IntVar(&o.Cluster.Workers, "concurrent-cluster-syncs", o.Cluster.Workers, "clusters probed in parallel")
+	fs.StringVar(&o.FederationName, "federation-name", o.FederationName, "name of the federation: the value of the "+membercluster.FederationLabel+" label on member copies")
+	fs.IntVar(&o.Sync.Workers, "concurrent-object-syncs", o.Sync.Workers, "federated objects of one type reconciled in parallel")
+	fs.DurationVar(&o.Sync.MemberTimeout, "member-timeout", o.Sync.MemberTimeout, "timeout of every call to a member cluster")
+	fs.DurationVar(&o.Sync.DeletionWait, "deletion-wait", o.Sync.DeletionWait, "how long a deletion waits for a selected cluster that is not Ready before giving up on its copy")
+	fs.DurationVar(&o.Sync.StatusPeriod, "service-status-period", o.Sync.StatusPeriod, "how often a federated Service re-reads its members' endpoints")
 }
 
 // Validate returns every problem of the options at once.
@@ -81,6 +100,12 @@ func (o *Options) Validate() error {
 	}
 	if o.Cluster.Thresholds.Failure < 1 || o.Cluster.Thresholds.Success < 1 {
 		errs = append(errs, errors.New("--cluster-failure-threshold and --cluster-success-threshold must be at least 1"))
+	}
+	if o.Sync.Workers < 1 || o.Sync.MemberTimeout <= 0 || o.Sync.DeletionWait < 0 {
+		errs = append(errs, errors.New("--concurrent-object-syncs must be at least 1, --member-timeout positive, --deletion-wait not negative"))
+	}
+	if len(validation.IsValidLabelValue(o.FederationName)) > 0 || o.FederationName == "" {
+		errs = append(errs, fmt.Errorf("--federation-name %q must be a valid label value", o.FederationName))
 	}
 	if o.Cluster.Workers < 1 {
 		errs = append(errs, errors.New("--concurrent-cluster-syncs must be at least 1"))

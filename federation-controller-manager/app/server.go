@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -17,6 +19,8 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/component-base/cli/globalflag"
 	"k8s.io/component-base/metrics/legacyregistry"
+	// Registers the work queues' metrics (depth, latency) on /metrics.
+	_ "k8s.io/component-base/metrics/prometheus/workqueue"
 	"k8s.io/klog/v2"
 
 	"github.com/federation-v1/federation/pkg/generated/clientset/versioned"
@@ -63,6 +67,10 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	fedDynamic, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
 	if err := fedscheme.AddToScheme(scheme.Scheme); err != nil {
 		return err
 	}
@@ -72,12 +80,14 @@ func Run(ctx context.Context, o *Options) error {
 	defer broadcaster.Shutdown()
 
 	cc := &ControllerContext{
-		Options:         o,
-		FedClient:       fedClient,
-		KubeClient:      kubeClient,
-		FedInformers:    fedinformers.NewSharedInformerFactory(fedClient, 0),
-		SystemInformers: kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0, kubeinformers.WithNamespace(membercluster.SecretNamespace)),
-		Recorder:        broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: component}),
+		Options:          o,
+		FedClient:        fedClient,
+		KubeClient:       kubeClient,
+		FedInformers:     fedinformers.NewSharedInformerFactory(fedClient, 0),
+		SystemInformers:  kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0, kubeinformers.WithNamespace(membercluster.SecretNamespace)),
+		Recorder:         broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: component}),
+		FedDynamic:       fedDynamic,
+		DynamicInformers: dynamicinformer.NewDynamicSharedInformerFactory(fedDynamic, 0),
 	}
 	var runs []func(context.Context) error
 	for name, init := range controllers {
@@ -91,10 +101,15 @@ func Run(ctx context.Context, o *Options) error {
 		}
 		runs = append(runs, run)
 	}
+	if cc.Members != nil {
+		runs = append(runs, cc.Members.Run)
+	}
 	cc.FedInformers.Start(ctx.Done())
 	cc.SystemInformers.Start(ctx.Done())
+	cc.DynamicInformers.Start(ctx.Done())
 	defer cc.FedInformers.Shutdown()
 	defer cc.SystemInformers.Shutdown()
+	defer cc.DynamicInformers.Shutdown()
 
 	errs := make(chan error, len(runs)+1)
 	for _, run := range runs {

@@ -24,6 +24,7 @@ func controllerManagerArgs(p *Plane) []string {
 	return []string{
 		"--kubeconfig=" + p.path(ControllerManagerKubeconfig),
 		"--address=" + p.ControllerManagerAddress,
+		"--federation-name=" + p.Name,
 	}
 }
 

@@ -1,0 +1,43 @@
+// Package sync holds the propagation controllers: one generic controller,
+// configured per federated type by an Adapter, keeps every selected member
+// cluster's copy of each federated object in step with it, deletes copies
+// that are no longer wanted, and brings the members' status back.
+package sync
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Adapter says how one federated type is propagated.
+type Adapter struct {
+	// Name of the controller in --controllers, such as "configmaps".
+	Name string
+	// Resource and Kind of the type, the same at the federation and in members.
+	Resource schema.GroupVersionResource
+	Kind     string
+	// Namespaced types are only placed where their namespace is.
+	Namespaced bool
+	// Fields are the top-level fields that travel besides metadata, such as
+	// "spec" or "data".
+	Fields []string
+	// Prune removes from a copy of the federated object what must not travel
+	// inside Fields (member-allocated or federation-generated values).
+	Prune func(obj *unstructured.Unstructured)
+	// Status computes the federated object's status, and annotations to
+	// set on it, from its members' copies; nil when the type brings nothing
+	// back. The status replaces the federated object's whole status.
+	Status func(members []Member) (status map[string]any, annotations map[string]string)
+	// Endpoints asks for Member.ReadyEndpoints to be filled (Services).
+	Endpoints bool
+}
+
+// Member is one member cluster's copy of a federated object.
+type Member struct {
+	// Cluster is the member cluster's name.
+	Cluster string
+	// Object is the member's copy.
+	Object *unstructured.Unstructured
+	// ReadyEndpoints reports whether a Service has ready endpoints there.
+	ReadyEndpoints bool
+}

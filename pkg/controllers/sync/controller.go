@@ -1,0 +1,184 @@
+package sync
+
+import (
+	"context"
+	"fmt"
+	stdsync "sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/membercluster"
+)
+
+// FieldManager is the server-side apply field manager of member writes.
+const FieldManager = "federation-controller-manager"
+
+// Options tune every sync controller.
+type Options struct {
+	// Workers reconciling federated objects of one type in parallel.
+	Workers int
+	// MemberTimeout bounds every call to a member cluster.
+	MemberTimeout time.Duration
+	// DeletionWait is how long the deletion of a federated object waits for
+	// a selected cluster that is not Ready before giving up on its copy.
+	DeletionWait time.Duration
+	// StatusPeriod re-reads the members' status of types that bring some
+	// back from what is not watched (a Service's endpoints).
+	StatusPeriod time.Duration
+}
+
+// Members is what a sync controller needs of the member clusters.
+type Members interface {
+	Federation() string
+	Watch(gvr schema.GroupVersionResource, h membercluster.Handler)
+	Clusters() []*fedv1.Cluster
+	AllClusters() ([]*fedv1.Cluster, error)
+	Get(cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool)
+	Client(cluster string) (dynamic.Interface, error)
+}
+
+// Controller propagates the federated objects of one type.
+type Controller struct {
+	// adapter says what travels and what comes back.
+	adapter *Adapter
+	// fed writes finalizers and status of federated objects.
+	fed dynamic.NamespaceableResourceInterface
+	// lister and synced are the federation-side cache of the type.
+	lister cache.GenericLister
+	synced cache.InformerSynced
+	// members are the member clusters' clients and caches.
+	members Members
+	// queue holds keys (namespace/name) of federated objects.
+	queue    workqueue.TypedRateLimitingInterface[string]
+	recorder record.EventRecorder
+	opts     Options
+
+	mu stdsync.Mutex
+	// applied holds, per cluster/key, the version of the member copy our
+	// last write left, to notice changes made by others.
+	applied map[string]string
+	// changedAt holds when a change of a federated object was seen, for the
+	// propagation latency metric.
+	changedAt map[string]time.Time
+}
+
+// New wires a controller for one type to the federation's informer of it.
+func New(a *Adapter, fed dynamic.Interface, informer informers.GenericInformer, members Members,
+	recorder record.EventRecorder, opts Options) (*Controller, error) {
+	c := &Controller{
+		adapter: a,
+		fed:     fed.Resource(a.Resource),
+		lister:  informer.Lister(),
+		synced:  informer.Informer().HasSynced,
+		members: members,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "sync_" + a.Name}),
+		recorder:  recorder,
+		opts:      opts,
+		applied:   map[string]string{},
+		changedAt: map[string]time.Time{},
+	}
+	if _, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.federatedChanged,
+		UpdateFunc: func(_, obj any) { c.federatedChanged(obj) },
+		DeleteFunc: c.federatedChanged,
+	}); err != nil {
+		return nil, err
+	}
+	members.Watch(a.Resource, c)
+	return c, nil
+}
+
+func (c *Controller) federatedChanged(obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil || ignored(c.adapter, key) {
+		return
+	}
+	c.mu.Lock()
+	if _, ok := c.changedAt[key]; !ok {
+		c.changedAt[key] = time.Now()
+	}
+	c.mu.Unlock()
+	c.queue.Add(key)
+}
+
+// MemberChanged enqueues the federated object of a member copy, or every
+// federated object of a namespace that appeared or left in a member.
+func (c *Controller) MemberChanged(_ string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
+	switch {
+	case gvr == c.adapter.Resource:
+		key := obj.GetName()
+		if obj.GetNamespace() != "" {
+			key = obj.GetNamespace() + "/" + key
+		}
+		c.queue.Add(key)
+	case gvr == membercluster.NamespacesResource && c.adapter.Namespaced:
+		c.enqueueAll(obj.GetName())
+	}
+}
+
+// ClustersChanged enqueues every federated object of the type.
+func (c *Controller) ClustersChanged() { c.enqueueAll("") }
+
+func (c *Controller) enqueueAll(namespace string) {
+	list, err := c.lister.List(labels.Everything())
+	if namespace != "" {
+		list, err = c.lister.ByNamespace(namespace).List(labels.Everything())
+	}
+	if err != nil {
+		return
+	}
+	for _, o := range list {
+		if key, err := cache.MetaNamespaceKeyFunc(o); err == nil && !ignored(c.adapter, key) {
+			c.queue.Add(key)
+		}
+	}
+}
+
+// Run reconciles until ctx ends.
+func (c *Controller) Run(ctx context.Context) error {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	logger := klog.FromContext(ctx).WithValues("controller", c.adapter.Name)
+	ctx = klog.NewContext(ctx, logger)
+	logger.Info("Starting controller", "workers", c.opts.Workers)
+	if !cache.WaitForNamedCacheSync(c.adapter.Name, ctx.Done(), c.synced) {
+		return fmt.Errorf("%s controller: caches did not sync", c.adapter.Name)
+	}
+	for i := 0; i < max(c.opts.Workers, 1); i++ {
+		go wait.UntilWithContext(ctx, c.worker, time.Second)
+	}
+	<-ctx.Done()
+	logger.Info("Stopping controller")
+	return nil
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for {
+		key, shutdown := c.queue.Get()
+		if shutdown {
+			return
+		}
+		err := c.Sync(ctx, key)
+		c.queue.Done(key)
+		if err != nil {
+			utilruntime.HandleErrorWithContext(ctx, err, "Syncing a federated object", "type", c.adapter.Name, "key", key)
+			syncMetrics.errors.WithLabelValues(c.adapter.Name, "").Inc()
+			c.queue.AddRateLimited(key)
+			continue
+		}
+		c.queue.Forget(key)
+	}
+}

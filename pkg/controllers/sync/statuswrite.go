@@ -1,0 +1,73 @@
+package sync
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// writeStatus brings the members' status back to the federated object,
+// writing only what changed.
+func (c *Controller) writeStatus(ctx context.Context, fed *unstructured.Unstructured, members []Member) error {
+	if c.adapter.Endpoints {
+		for i := range members {
+			members[i].ReadyEndpoints = c.readyEndpoints(ctx, members[i])
+		}
+	}
+	status, annotations := c.adapter.Status(members)
+	what := fmt.Sprintf("%s %s", c.adapter.Kind, key(fed.GetNamespace(), fed.GetName()))
+	if len(annotations) > 0 {
+		have := fed.GetAnnotations()
+		want := maps.Clone(have)
+		if want == nil {
+			want = map[string]string{}
+		}
+		for k, v := range annotations {
+			if v == "" {
+				delete(want, k)
+			} else {
+				want[k] = v
+			}
+		}
+		if !maps.Equal(have, want) {
+			fed.SetAnnotations(want)
+			updated, err := c.resource(fed.GetNamespace()).Update(ctx, fed, metav1.UpdateOptions{})
+			if err != nil {
+				return fmt.Errorf("writing annotations of %s: %w", what, err)
+			}
+			fed = updated
+		}
+	}
+	if status == nil {
+		return nil
+	}
+	current, _, _ := unstructured.NestedMap(fed.Object, "status")
+	if sameJSON(current, status) {
+		return nil
+	}
+	fed.Object["status"] = status
+	if _, err := c.resource(fed.GetNamespace()).UpdateStatus(ctx, fed, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("writing status of %s: %w", what, err)
+	}
+	return nil
+}
+
+// sameJSON compares two JSON-like values after a round trip, so that int
+// and int64 or nil and empty maps compare as the apiserver would store them.
+func sameJSON(a, b map[string]any) bool {
+	norm := func(m map[string]any) any {
+		if len(m) == 0 {
+			return nil
+		}
+		raw, _ := json.Marshal(m)
+		var out any
+		_ = json.Unmarshal(raw, &out)
+		return out
+	}
+	return reflect.DeepEqual(norm(a), norm(b))
+}

@@ -1,0 +1,325 @@
+package membercluster
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
+	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
+)
+
+// FederationLabel marks the member-side objects a federation put there; its
+// value is the federation's name. Member caches watch only objects with it.
+const FederationLabel = "federation.kubernetes.io/federation-name"
+
+// NamespacesResource is watched in every member, so that namespaced types can
+// tell where their namespace already is.
+var NamespacesResource = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
+// Handler receives what happens in the members.
+type Handler interface {
+	// MemberChanged is called for an add, update or delete of a labelled
+	// object of resource gvr in cluster.
+	MemberChanged(cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured)
+	// ClustersChanged is called when the set of usable clusters or their
+	// labels changed: every federated object must be looked at again.
+	ClustersChanged()
+}
+
+// Manager owns a client and label-filtered caches per Ready member cluster:
+// it starts them when the cluster becomes Ready, stops them when it is no
+// longer Ready or is deleted, and feeds member events to the handlers.
+type Manager struct {
+	federation string
+	clusters   fedlisters.ClusterLister
+	secrets    corelisters.SecretLister
+	synced     []cache.InformerSynced
+	queue      workqueue.TypedRateLimitingInterface[string]
+	// configure lets tests replace how a member's client is made.
+	newClient func(cluster *fedv1.Cluster, secret *corev1.Secret) (dynamic.Interface, string, error)
+
+	mu        sync.RWMutex
+	resources []schema.GroupVersionResource
+	handlers  []Handler
+	members   map[string]*member
+	// labels remembers each cluster's labels, to notice changes.
+	labels map[string]string
+}
+
+// NewManager builds a manager for the federation named federation.
+func NewManager(federation string, clusters fedinformers.ClusterInformer, secrets coreinformers.SecretInformer) (*Manager, error) {
+	m := &Manager{
+		federation: federation,
+		clusters:   clusters.Lister(),
+		secrets:    secrets.Lister(),
+		synced:     []cache.InformerSynced{clusters.Informer().HasSynced, secrets.Informer().HasSynced},
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "members"}),
+		newClient: dynamicClient,
+		resources: []schema.GroupVersionResource{NamespacesResource},
+		members:   map[string]*member{},
+		labels:    map[string]string{},
+	}
+	enqueue := func(obj any) {
+		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+			m.queue.Add(key)
+		}
+	}
+	if _, err := clusters.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueue, UpdateFunc: func(_, obj any) { enqueue(obj) }, DeleteFunc: enqueue,
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := secrets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { m.enqueueAll() }, UpdateFunc: func(_, _ any) { m.enqueueAll() },
+	}); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Federation is the federation's name, the value of FederationLabel.
+func (m *Manager) Federation() string { return m.federation }
+
+// Watch adds a resource to watch in every member and a handler of its
+// events. Call it before Run.
+func (m *Manager) Watch(gvr schema.GroupVersionResource, h Handler) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	found := false
+	for _, r := range m.resources {
+		found = found || r == gvr
+	}
+	if !found {
+		m.resources = append(m.resources, gvr)
+	}
+	m.handlers = append(m.handlers, h)
+}
+
+func (m *Manager) enqueueAll() {
+	list, err := m.clusters.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, c := range list {
+		m.queue.Add(c.Name)
+	}
+}
+
+// Run keeps the members' caches in step with the clusters until ctx ends.
+func (m *Manager) Run(ctx context.Context) error {
+	defer utilruntime.HandleCrash()
+	defer m.queue.ShutDown()
+	if !cache.WaitForNamedCacheSync("members", ctx.Done(), m.synced...) {
+		return fmt.Errorf("member manager: caches did not sync")
+	}
+	go wait.UntilWithContext(ctx, m.worker, time.Second)
+	<-ctx.Done()
+	m.mu.Lock()
+	for name, mem := range m.members {
+		mem.stop()
+		delete(m.members, name)
+	}
+	m.mu.Unlock()
+	return nil
+}
+
+func (m *Manager) worker(ctx context.Context) {
+	for {
+		name, shutdown := m.queue.Get()
+		if shutdown {
+			return
+		}
+		err := m.sync(ctx, name)
+		m.queue.Done(name)
+		if err != nil {
+			utilruntime.HandleErrorWithContext(ctx, err, "Starting a member's caches", "cluster", name)
+			m.queue.AddRateLimited(name)
+			continue
+		}
+		m.queue.Forget(name)
+	}
+}
+
+// sync starts, restarts or stops the caches of one cluster.
+func (m *Manager) sync(ctx context.Context, name string) error {
+	cluster, err := m.clusters.Get(name)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	ready := err == nil && IsReady(cluster)
+	m.mu.Lock()
+	old := m.members[name]
+	labelsChanged := false
+	if err == nil {
+		now := labels.Set(cluster.Labels).String()
+		labelsChanged = m.labels[name] != now
+		m.labels[name] = now
+	} else {
+		delete(m.labels, name)
+	}
+	m.mu.Unlock()
+
+	if !ready {
+		if old != nil {
+			klog.FromContext(ctx).Info("Stopping a member's caches", "cluster", name)
+			m.remove(name, old)
+			m.notifyClusters()
+		}
+		return nil
+	}
+	secret, err := m.secret(cluster)
+	if err != nil {
+		return err
+	}
+	client, identity, err := m.newClient(cluster, secret)
+	if err != nil {
+		return err
+	}
+	if old != nil && old.identity == identity {
+		if labelsChanged {
+			m.notifyClusters()
+		}
+		return nil
+	}
+	if old != nil {
+		m.remove(name, old)
+	}
+	m.mu.Lock()
+	mem := newMember(ctx, name, identity, client, m.federation, m.resources, m.memberChanged)
+	m.members[name] = mem
+	m.mu.Unlock()
+	klog.FromContext(ctx).Info("Starting a member's caches", "cluster", name)
+	go func() {
+		if mem.waitSynced() {
+			m.notifyClusters()
+		}
+	}()
+	return nil
+}
+
+func (m *Manager) remove(name string, mem *member) {
+	mem.stop()
+	m.mu.Lock()
+	if m.members[name] == mem {
+		delete(m.members, name)
+	}
+	m.mu.Unlock()
+}
+
+func (m *Manager) secret(cluster *fedv1.Cluster) (*corev1.Secret, error) {
+	if cluster.Spec.SecretRef == nil || cluster.Spec.SecretRef.Name == "" {
+		return nil, fmt.Errorf("cluster %s: spec.secretRef names no credentials Secret", cluster.Name)
+	}
+	s, err := m.secrets.Secrets(SecretNamespace).Get(cluster.Spec.SecretRef.Name)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: credentials Secret %s/%s: %w", cluster.Name, SecretNamespace, cluster.Spec.SecretRef.Name, err)
+	}
+	return s, nil
+}
+
+func (m *Manager) memberChanged(cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
+	m.mu.RLock()
+	handlers := m.handlers
+	m.mu.RUnlock()
+	for _, h := range handlers {
+		h.MemberChanged(cluster, gvr, obj)
+	}
+}
+
+func (m *Manager) notifyClusters() {
+	m.mu.RLock()
+	handlers := m.handlers
+	m.mu.RUnlock()
+	for _, h := range handlers {
+		h.ClustersChanged()
+	}
+}
+
+// Clusters returns, sorted by name, the Ready clusters whose caches have
+// synced: the clusters objects can be placed in now.
+func (m *Manager) Clusters() []*fedv1.Cluster {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []*fedv1.Cluster
+	for name, mem := range m.members {
+		if !mem.hasSynced() {
+			continue
+		}
+		if c, err := m.clusters.Get(name); err == nil && IsReady(c) {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// AllClusters returns every registered cluster, usable or not.
+func (m *Manager) AllClusters() ([]*fedv1.Cluster, error) {
+	return m.clusters.List(labels.Everything())
+}
+
+// Get returns the labelled copy of an object in a member's cache.
+func (m *Manager) Get(cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool) {
+	m.mu.RLock()
+	mem := m.members[cluster]
+	m.mu.RUnlock()
+	if mem == nil {
+		return nil, false
+	}
+	return mem.get(gvr, namespace, name)
+}
+
+// Client returns the dynamic client of a usable member.
+func (m *Manager) Client(cluster string) (dynamic.Interface, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	mem := m.members[cluster]
+	if mem == nil {
+		return nil, fmt.Errorf("cluster %s is not Ready", cluster)
+	}
+	return mem.client, nil
+}
+
+// IsReady reports whether the cluster's Ready condition is True.
+func IsReady(c *fedv1.Cluster) bool {
+	for _, cond := range c.Status.Conditions {
+		if cond.Type == fedv1.ClusterReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// dynamicClient builds a member's dynamic client; the identity changes when
+// the address or credentials do.
+func dynamicClient(cluster *fedv1.Cluster, secret *corev1.Secret) (dynamic.Interface, string, error) {
+	cfg, err := RESTConfig(cluster, secret)
+	if err != nil {
+		return nil, "", err
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, "", fmt.Errorf("cluster %s: %w", cluster.Name, err)
+	}
+	return client, cfg.Host + "/" + string(secret.UID) + "/" + secret.ResourceVersion, nil
+}

@@ -1,0 +1,99 @@
+package membercluster
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+)
+
+// member is one usable member cluster: its client and its caches of the
+// objects the federation labelled.
+type member struct {
+	name     string
+	identity string
+	client   dynamic.Interface
+	factory  dynamicinformer.DynamicSharedInformerFactory
+	informer map[schema.GroupVersionResource]informers.GenericInformer
+	cancel   context.CancelFunc
+	ctx      context.Context
+}
+
+func newMember(ctx context.Context, name, identity string, client dynamic.Interface, federation string,
+	resources []schema.GroupVersionResource, changed func(string, schema.GroupVersionResource, *unstructured.Unstructured)) *member {
+	ctx, cancel := context.WithCancel(ctx)
+	selector := FederationLabel + "=" + federation
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, metav1.NamespaceAll,
+		func(o *metav1.ListOptions) { o.LabelSelector = selector })
+	mem := &member{name: name, identity: identity, client: client, factory: factory,
+		informer: map[schema.GroupVersionResource]informers.GenericInformer{}, cancel: cancel, ctx: ctx}
+	for _, gvr := range resources {
+		inf := factory.ForResource(gvr)
+		// Managed fields are large and never read: drop them from the cache.
+		_ = inf.Informer().SetTransform(func(obj any) (any, error) {
+			if u, ok := obj.(*unstructured.Unstructured); ok {
+				u.SetManagedFields(nil)
+			}
+			return obj, nil
+		})
+		notify := func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if u, ok := obj.(*unstructured.Unstructured); ok {
+				changed(name, gvr, u)
+			}
+		}
+		_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: notify, UpdateFunc: func(_, obj any) { notify(obj) }, DeleteFunc: notify,
+		})
+		mem.informer[gvr] = inf
+	}
+	factory.Start(ctx.Done())
+	return mem
+}
+
+// waitSynced blocks until every cache has synced, or the member is stopped.
+func (m *member) waitSynced() bool {
+	var synced []cache.InformerSynced
+	for _, inf := range m.informer {
+		synced = append(synced, inf.Informer().HasSynced)
+	}
+	return cache.WaitForCacheSync(m.ctx.Done(), synced...)
+}
+
+func (m *member) hasSynced() bool {
+	for _, inf := range m.informer {
+		if !inf.Informer().HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *member) get(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool) {
+	inf, ok := m.informer[gvr]
+	if !ok {
+		return nil, false
+	}
+	key := name
+	if namespace != "" {
+		key = namespace + "/" + name
+	}
+	obj, exists, err := inf.Informer().GetStore().GetByKey(key)
+	if err != nil || !exists {
+		return nil, false
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	return u, ok
+}
+
+func (m *member) stop() {
+	m.cancel()
+	go m.factory.Shutdown()
+}
