@@ -6,6 +6,7 @@ import (
 	stdsync "sync"
 	"time"
 
+	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -83,7 +84,7 @@ func New(a *Adapter, fed dynamic.Interface, informer informers.GenericInformer, 
 		lister:  informer.Lister(),
 		synced:  informer.Informer().HasSynced,
 		members: members,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "sync_" + a.Name}),
 		recorder:  recorder,
 		opts:      opts,
@@ -99,6 +100,16 @@ func New(a *Adapter, fed dynamic.Interface, informer informers.GenericInformer, 
 	}
 	members.Watch(a.Resource, c)
 	return c, nil
+}
+
+// rateLimiter backs off per object from 5ms to 30s (not the default 1000s:
+// a member that comes back must be caught up within seconds), with an
+// overall bucket of 50 per second.
+func rateLimiter() workqueue.TypedRateLimiter[string] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 30*time.Second),
+		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(50), 300)},
+	)
 }
 
 func (c *Controller) federatedChanged(obj any) {

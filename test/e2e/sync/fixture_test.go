@@ -1,0 +1,260 @@
+package sync_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/federation-v1/federation/pkg/poll"
+	"github.com/federation-v1/federation/test/fedenv"
+	"github.com/federation-v1/federation/test/memberenv"
+)
+
+// federationLabel is on every member copy (membercluster.FederationLabel).
+const federationLabel = "federation.kubernetes.io/federation-name"
+
+// converge bounds how long propagation may take in these tests.
+const converge = 45 * time.Second
+
+// fixture is a federation "fed" with member clusters.
+type fixture struct {
+	t       *testing.T
+	u       *fedenv.User
+	env     *memberenv.Environment
+	members map[string]dynamic.Interface
+}
+
+func (f *fixture) member(cluster string) dynamic.Interface {
+	f.t.Helper()
+	if c, ok := f.members[cluster]; ok {
+		return c
+	}
+	cfg, err := f.env.RESTConfig(cluster)
+	require.NoError(f.t, err)
+	c, err := dynamic.NewForConfig(cfg)
+	require.NoError(f.t, err)
+	f.members[cluster] = c
+	return c
+}
+
+// kubectl runs kubectl against the federation and fails the test on error.
+func (f *fixture) kubectl(args ...string) string {
+	f.t.Helper()
+	out, err := f.u.Kubectl().Run(context.Background(), append([]string{"--context=fed"}, args...)...)
+	require.NoError(f.t, err)
+	return out
+}
+
+func (f *fixture) apply(manifest string) {
+	f.t.Helper()
+	_, err := f.u.Kubectl().RunWithInput(context.Background(), manifest, "--context=fed", "apply", "-f", "-")
+	require.NoError(f.t, err, "kubectl apply of\n%s", manifest)
+}
+
+// memberObject reads an object in a member; nil when it is absent.
+func (f *fixture) memberObject(ctx context.Context, cluster string, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
+	obj, err := f.member(cluster).Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return obj, err
+}
+
+// waitIn waits until every cluster has the object and check accepts it.
+func (f *fixture) waitIn(clusters []string, gvr schema.GroupVersionResource, ns, name string, check func(*unstructured.Unstructured) error) {
+	f.t.Helper()
+	what := fmt.Sprintf("%s %s/%s in %v", gvr.Resource, ns, name, clusters)
+	require.NoError(f.t, poll.Until(context.Background(), converge, what, func(ctx context.Context) error {
+		for _, c := range clusters {
+			obj, err := f.memberObject(ctx, c, gvr, ns, name)
+			if err != nil {
+				return err
+			}
+			if obj == nil {
+				return fmt.Errorf("absent in %s", c)
+			}
+			if check != nil {
+				if err := check(obj); err != nil {
+					return fmt.Errorf("%s: %w", c, err)
+				}
+			}
+		}
+		return nil
+	}))
+}
+
+// waitAbsent waits until no cluster has the object (or it is terminating).
+func (f *fixture) waitAbsent(clusters []string, gvr schema.GroupVersionResource, ns, name string) {
+	f.t.Helper()
+	what := fmt.Sprintf("no %s %s/%s in %v", gvr.Resource, ns, name, clusters)
+	require.NoError(f.t, poll.Until(context.Background(), converge, what, func(ctx context.Context) error {
+		for _, c := range clusters {
+			obj, err := f.memberObject(ctx, c, gvr, ns, name)
+			if err != nil {
+				return err
+			}
+			if obj != nil && obj.GetDeletionTimestamp() == nil {
+				return fmt.Errorf("still in %s", c)
+			}
+		}
+		return nil
+	}))
+}
+
+// waitGoneAtFederation waits until kubectl no longer finds the object.
+func (f *fixture) waitGoneAtFederation(resource, ns, name string) {
+	f.t.Helper()
+	require.NoError(f.t, poll.Until(context.Background(), converge, "deletion of "+resource+" "+name+" at the federation", func(ctx context.Context) error {
+		args := []string{"--context=fed", "get", resource, name, "--ignore-not-found", "-o", "name"}
+		if ns != "" {
+			args = append(args, "-n", ns)
+		}
+		out, err := f.u.Kubectl().Run(ctx, args...)
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(out) != "" {
+			return fmt.Errorf("still there: %s", out)
+		}
+		return nil
+	}))
+}
+
+func hasAnnotation(key, value string) func(*unstructured.Unstructured) error {
+	return func(o *unstructured.Unstructured) error {
+		if got := o.GetAnnotations()[key]; got != value {
+			return fmt.Errorf("annotation %s is %q, want %q", key, got, value)
+		}
+		return nil
+	}
+}
+
+// memberWrites sums federation_sync_member_writes_total on the controller
+// manager's /metrics.
+func (f *fixture) memberWrites() float64 {
+	f.t.Helper()
+	addr := f.u.Plane("fed").ControllerManagerAddress
+	resp, err := http.Get("http://" + addr + "/metrics")
+	require.NoError(f.t, err)
+	defer resp.Body.Close()
+	total := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "federation_sync_member_writes_total{") {
+			continue
+		}
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		require.NoError(f.t, err, line)
+		total += v
+	}
+	return total
+}
+
+// in returns the fixture for a subtest.
+func (f *fixture) in(t *testing.T) *fixture {
+	c := *f
+	c.t = t
+	return &c
+}
+
+// waitInWithin is waitIn with another deadline.
+func (f *fixture) waitInWithin(timeout time.Duration, clusters []string, gvr schema.GroupVersionResource, ns, name string, check func(*unstructured.Unstructured) error) {
+	f.t.Helper()
+	what := fmt.Sprintf("%s %s/%s in %v", gvr.Resource, ns, name, clusters)
+	require.NoError(f.t, poll.Until(context.Background(), timeout, what, func(ctx context.Context) error {
+		for _, c := range clusters {
+			obj, err := f.memberObject(ctx, c, gvr, ns, name)
+			if err != nil {
+				return err
+			}
+			if obj == nil {
+				return fmt.Errorf("absent in %s", c)
+			}
+			if err := check(obj); err != nil {
+				return fmt.Errorf("%s: %w", c, err)
+			}
+		}
+		return nil
+	}))
+}
+
+// waitEvents waits until the events of the federated object name hold every text.
+func (f *fixture) waitEvents(name string, texts ...string) {
+	f.t.Helper()
+	require.NoError(f.t, poll.Until(context.Background(), converge, fmt.Sprintf("events of %s with %q", name, texts), func(ctx context.Context) error {
+		out, err := f.u.Kubectl().Run(ctx, "--context=fed", "get", "events", "-A", "--field-selector=involvedObject.name="+name)
+		if err != nil {
+			return err
+		}
+		for _, text := range texts {
+			if !strings.Contains(out, text) {
+				return fmt.Errorf("no %q in\n%s", text, out)
+			}
+		}
+		return nil
+	}))
+}
+
+// waitCount waits until every cluster has at least n labelled objects whose
+// name starts with prefix.
+func (f *fixture) waitCount(clusters []string, gvr schema.GroupVersionResource, ns, prefix string, n int) {
+	f.t.Helper()
+	require.NoError(f.t, poll.Until(context.Background(), 2*converge, fmt.Sprintf("%d %s %s* in %v", n, gvr.Resource, prefix, clusters), func(ctx context.Context) error {
+		for _, c := range clusters {
+			list, err := f.member(c).Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: federationLabel + "=fed"})
+			if err != nil {
+				return err
+			}
+			count := 0
+			for _, o := range list.Items {
+				if strings.HasPrefix(o.GetName(), prefix) {
+					count++
+				}
+			}
+			if count < n {
+				return fmt.Errorf("%s has %d", c, count)
+			}
+		}
+		return nil
+	}))
+}
+
+// atRest waits until member writes stop, then checks that none happens for
+// the window.
+func (f *fixture) atRest(window time.Duration) {
+	f.t.Helper()
+	last, lastChange := f.memberWrites(), time.Now()
+	require.NoError(f.t, poll.Until(context.Background(), time.Minute, "member writes to stop for 5s", func(context.Context) error {
+		if now := f.memberWrites(); now != last {
+			last, lastChange = now, time.Now()
+		}
+		if time.Since(lastChange) < 5*time.Second {
+			return fmt.Errorf("writes counter at %v", last)
+		}
+		return nil
+	}))
+	start := time.Now()
+	err := poll.Until(context.Background(), window, "the end of the quiet window", func(context.Context) error {
+		if now := f.memberWrites(); now != last {
+			return poll.Abort(fmt.Errorf("%v member writes after %s at rest", now-last, time.Since(start)))
+		}
+		return fmt.Errorf("quiet for %s", time.Since(start))
+	})
+	require.ErrorContains(f.t, err, "timed out", "the window must end quietly")
+	f.t.Logf("no member writes in %s at rest (counter %v)", window, last)
+}

@@ -1,0 +1,258 @@
+package sync_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/federation-v1/federation/pkg/poll"
+	"github.com/federation-v1/federation/test/fedenv"
+	"github.com/federation-v1/federation/test/memberenv"
+)
+
+var (
+	namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	services   = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	three      = []string{"cluster1", "cluster2", "cluster3"}
+)
+
+func labelled(o *unstructured.Unstructured) error {
+	if o.GetLabels()[federationLabel] != "fed" {
+		return fmt.Errorf("no %s=fed label: %v", federationLabel, o.GetLabels())
+	}
+	return nil
+}
+
+func notLabelled(o *unstructured.Unstructured) error {
+	if _, ok := o.GetLabels()[federationLabel]; ok {
+		return fmt.Errorf("still labelled %v", o.GetLabels())
+	}
+	return nil
+}
+
+func configMap(ns, name, annotations, data string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\n  annotations: {%s}\ndata: {%s}\n", name, ns, annotations, data)
+}
+
+func TestPropagation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts member clusters")
+	}
+	u := fedenv.NewUser(t, binDir)
+	env := fedenv.WithMembers(t, u, memberenv.DefaultClusters(4, 1))
+	u.InitFederation("fed")
+	for _, c := range three {
+		u.MustKubefed("join", c, "--context=fed")
+	}
+	u.WaitClusterStatus("fed", time.Minute, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
+	f := &fixture{t: t, u: u, env: env, members: map[string]dynamic.Interface{}}
+	for i, c := range three {
+		f.kubectl("label", "cluster", c, fmt.Sprintf("cluster=%d", i+1))
+	}
+	f.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: e2e}\n")
+	f.waitIn(three, namespaces, "", "e2e", labelled)
+
+	t.Run("federation-system never travels", func(t *testing.T) {
+		f := f.in(t)
+		for _, c := range three {
+			ns, err := f.memberObject(context.Background(), c, namespaces, "", "federation-system")
+			require.NoError(t, err)
+			require.NotNil(t, ns, "join creates it")
+			require.NoError(t, notLabelled(ns))
+		}
+	})
+
+	for _, ty := range federatedTypes {
+		t.Run(ty.name, func(t *testing.T) {
+			f := f.in(t)
+			name := "obj-" + ty.name
+			f.apply(ty.manifest("e2e", name))
+			f.waitIn(three, ty.resource, "e2e", name, labelled)
+			f.kubectl("annotate", ty.name, name, "-n", "e2e", "e2e.test/step=2")
+			f.waitIn(three, ty.resource, "e2e", name, hasAnnotation("e2e.test/step", "2"))
+			f.kubectl("delete", ty.name, name, "-n", "e2e", "--wait=false")
+			f.waitAbsent(three, ty.resource, "e2e", name)
+			f.waitGoneAtFederation(ty.name, "e2e", name)
+
+			orphan := name + "-orphan"
+			f.apply(ty.manifest("e2e", orphan))
+			f.waitIn(three, ty.resource, "e2e", orphan, labelled)
+			f.kubectl("delete", ty.name, orphan, "-n", "e2e", "--cascade=orphan", "--wait=false")
+			f.waitGoneAtFederation(ty.name, "e2e", orphan)
+			f.waitIn(three, ty.resource, "e2e", orphan, notLabelled)
+
+			// For the late join below.
+			f.apply(ty.manifest("e2e", "late-"+ty.name))
+		})
+	}
+
+	t.Run("namespaces", func(t *testing.T) {
+		f := f.in(t)
+		f.kubectl("annotate", "namespace", "e2e", "e2e.test/step=2")
+		f.waitIn(three, namespaces, "", "e2e", hasAnnotation("e2e.test/step", "2"))
+		f.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: kept}\n")
+		f.waitIn(three, namespaces, "", "kept", labelled)
+		f.kubectl("delete", "namespace", "kept", "--cascade=orphan", "--wait=false")
+		f.waitGoneAtFederation("namespace", "", "kept")
+		f.waitIn(three, namespaces, "", "kept", notLabelled)
+	})
+
+	t.Run("cluster selector and relabelled clusters", func(t *testing.T) {
+		f := f.in(t)
+		f.apply(configMap("e2e", "placed", `federation.alpha.kubernetes.io/cluster-selector: '[{"key":"cluster","operator":"==","values":["1"]}]'`, "k: v"))
+		f.waitIn([]string{"cluster1"}, configMaps, "e2e", "placed", labelled)
+		f.waitAbsent([]string{"cluster2", "cluster3"}, configMaps, "e2e", "placed")
+		f.kubectl("label", "cluster", "cluster1", "cluster=9", "--overwrite")
+		f.kubectl("label", "cluster", "cluster3", "cluster=1", "--overwrite")
+		f.waitIn([]string{"cluster3"}, configMaps, "e2e", "placed", labelled)
+		f.waitAbsent([]string{"cluster1", "cluster2"}, configMaps, "e2e", "placed")
+		f.kubectl("label", "cluster", "cluster1", "cluster=1", "--overwrite")
+		f.kubectl("label", "cluster", "cluster3", "cluster=3", "--overwrite")
+		f.waitIn([]string{"cluster1"}, configMaps, "e2e", "placed", labelled)
+		f.waitAbsent([]string{"cluster2", "cluster3"}, configMaps, "e2e", "placed")
+	})
+
+	t.Run("drift is restored and a pre-existing object adopted", func(t *testing.T) {
+		f := f.in(t)
+		ctx := context.Background()
+		pre := &unstructured.Unstructured{}
+		pre.SetAPIVersion("v1")
+		pre.SetKind("ConfigMap")
+		pre.SetName("drift")
+		pre.SetNamespace("e2e")
+		pre.Object["data"] = map[string]any{"k": "member's own"}
+		_, err := f.member("cluster3").Resource(configMaps).Namespace("e2e").Create(ctx, pre, metav1.CreateOptions{})
+		require.NoError(t, err)
+
+		f.apply(configMap("e2e", "drift", "", "k: v"))
+		hasData := func(o *unstructured.Unstructured) error {
+			if v, _, _ := unstructured.NestedString(o.Object, "data", "k"); v != "v" {
+				return fmt.Errorf("data.k is %q", v)
+			}
+			return labelled(o)
+		}
+		f.waitIn(three, configMaps, "e2e", "drift", hasData)
+
+		require.NoError(t, f.member("cluster1").Resource(configMaps).Namespace("e2e").Delete(ctx, "drift", metav1.DeleteOptions{}))
+		edited, err := f.memberObject(ctx, "cluster2", configMaps, "e2e", "drift")
+		require.NoError(t, err)
+		edited.Object["data"] = map[string]any{"k": "edited by hand"}
+		_, err = f.member("cluster2").Resource(configMaps).Namespace("e2e").Update(ctx, edited, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		f.waitIn(three, configMaps, "e2e", "drift", hasData)
+		f.waitEvents("drift", "AdoptInCluster", "Recreated ConfigMap e2e/drift in cluster cluster1", "Restored ConfigMap e2e/drift in cluster cluster2")
+	})
+
+	t.Run("a stopped member does not hold back the others and catches up", func(t *testing.T) {
+		f := f.in(t)
+		require.NoError(t, env.StopAPIServer("cluster2"))
+		started := false
+		defer func() {
+			if !started {
+				_ = env.StartAPIServer(context.Background(), "cluster2")
+			}
+		}()
+		f.apply(configMap("e2e", "while-down", "", "k: v"))
+		f.kubectl("annotate", "configmap", "drift", "-n", "e2e", "e2e.test/step=down")
+		f.waitInWithin(15*time.Second, []string{"cluster1", "cluster3"}, configMaps, "e2e", "while-down", labelled)
+		f.waitInWithin(15*time.Second, []string{"cluster1", "cluster3"}, configMaps, "e2e", "drift", hasAnnotation("e2e.test/step", "down"))
+		require.NoError(t, env.StartAPIServer(context.Background(), "cluster2"))
+		started = true
+		f.waitInWithin(90*time.Second, []string{"cluster2"}, configMaps, "e2e", "while-down", labelled)
+		f.waitInWithin(90*time.Second, []string{"cluster2"}, configMaps, "e2e", "drift", hasAnnotation("e2e.test/step", "down"))
+	})
+
+	t.Run("a LoadBalancer Service gets its members' addresses", func(t *testing.T) {
+		f := f.in(t)
+		f.apply(workloadManifest("web"))
+		f.apply("apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: e2e}\nspec:\n  type: LoadBalancer\n  selector: {app: web}\n  ports: [{port: 80}]\n")
+		f.waitIn(three, services, "e2e", "web", labelled)
+		var want []string
+		require.NoError(t, poll.Until(context.Background(), converge, "load-balancer addresses in the members", func(ctx context.Context) error {
+			want = nil
+			for _, c := range three {
+				svc, err := f.memberObject(ctx, c, services, "e2e", "web")
+				if err != nil || svc == nil {
+					return fmt.Errorf("%s: %v", c, err)
+				}
+				ingress, _, _ := unstructured.NestedSlice(svc.Object, "status", "loadBalancer", "ingress")
+				if len(ingress) == 0 {
+					return fmt.Errorf("%s has no address yet", c)
+				}
+				for _, in := range ingress {
+					want = append(want, in.(map[string]any)["ip"].(string))
+				}
+			}
+			return nil
+		}))
+		require.NoError(t, poll.Until(context.Background(), 75*time.Second, "the federated Service's status and service-ingresses", func(ctx context.Context) error {
+			out, err := f.u.Kubectl().Run(ctx, "--context=fed", "get", "service", "web", "-n", "e2e", "-o",
+				`jsonpath={.status.loadBalancer.ingress[*].ip}{"\n"}{.metadata.annotations.federation\.kubernetes\.io/service-ingresses}`)
+			if err != nil {
+				return err
+			}
+			status, annotation, _ := strings.Cut(out, "\n")
+			for _, ip := range want {
+				if !strings.Contains(status, ip) {
+					return fmt.Errorf("status has %q, not %s", status, ip)
+				}
+			}
+			for _, c := range three {
+				if !strings.Contains(annotation, `"cluster":"`+c+`","items":[{"ip"`) {
+					return fmt.Errorf("service-ingresses has no ready addresses of %s: %s", c, annotation)
+				}
+			}
+			return nil
+		}))
+		svc, err := f.memberObject(context.Background(), "cluster1", services, "e2e", "web")
+		require.NoError(t, err)
+		require.NotContains(t, svc.GetAnnotations(), "federation.kubernetes.io/service-ingresses")
+	})
+
+	t.Run("deleting a namespace empties it everywhere", func(t *testing.T) {
+		f := f.in(t)
+		f.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: doomed}\n")
+		f.waitIn(three, namespaces, "", "doomed", labelled)
+		f.apply(configMap("doomed", "inside", "", "k: v"))
+		f.waitIn(three, configMaps, "doomed", "inside", labelled)
+		f.kubectl("delete", "namespace", "doomed", "--wait=false")
+		f.waitGoneAtFederation("namespace", "", "doomed")
+		f.waitAbsent(three, configMaps, "doomed", "inside")
+		f.waitAbsent(three, namespaces, "", "doomed")
+	})
+
+	t.Run("at rest the controller manager writes nothing to members", func(t *testing.T) {
+		f := f.in(t)
+		var items []string
+		for i := range 100 {
+			items = append(items, strings.ReplaceAll(configMap("e2e", fmt.Sprintf("rest-%03d", i), "", "k: v"), "\n", "\n  "))
+		}
+		f.apply("apiVersion: v1\nkind: List\nitems:\n- " + strings.Join(items, "\n- "))
+		f.waitCount(three, configMaps, "e2e", "rest-", 100)
+		f.atRest(60 * time.Second)
+	})
+
+	t.Run("a cluster that joins later receives every object", func(t *testing.T) {
+		f := f.in(t)
+		u.MustKubefed("join", "cluster4", "--context=fed")
+		u.WaitClusterStatus("fed", time.Minute, map[string]string{"cluster4": "Ready"})
+		f.waitIn([]string{"cluster4"}, namespaces, "", "e2e", labelled)
+		for _, ty := range federatedTypes {
+			f.waitIn([]string{"cluster4"}, ty.resource, "e2e", "late-"+ty.name, labelled)
+		}
+		f.waitCount([]string{"cluster4"}, configMaps, "e2e", "rest-", 100)
+	})
+}
+
+func workloadManifest(name string) string {
+	return workload("Deployment", "replicas: 1")("e2e", name)
+}

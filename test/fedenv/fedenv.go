@@ -1,0 +1,163 @@
+// Package fedenv is the end-to-end setting of the federation's tests: the
+// built binaries, a person with their own kubeconfig who runs kubefed and
+// kubectl, a local federation and real member clusters.
+package fedenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/localprocess"
+	"github.com/federation-v1/federation/pkg/poll"
+	"github.com/federation-v1/federation/test/kubectl"
+	"github.com/federation-v1/federation/test/memberenv"
+)
+
+// planePrograms are the processes of a local plane, for cleaning up.
+var planePrograms = map[string]bool{localplane.APIServer: true, localplane.ControllerManager: true}
+
+// BuildBinaries builds kubefed and the control plane into dir/bin; kubefed
+// finds the others beside itself.
+func BuildBinaries(dir string) (string, error) {
+	bin := filepath.Join(dir, "bin")
+	build := exec.Command("go", "build", "-o", bin+"/",
+		"github.com/federation-v1/federation/kubefed",
+		"github.com/federation-v1/federation/federation-apiserver",
+		"github.com/federation-v1/federation/federation-controller-manager")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("building kubefed and the control plane: %w", err)
+	}
+	return bin, nil
+}
+
+// User is a person with their own kubeconfig and home folder.
+type User struct {
+	T          *testing.T
+	Home       string
+	Kubeconfig string
+	// Bin holds kubefed and the control plane binaries.
+	Bin string
+}
+
+// NewUser makes a user whose kubeconfig already has another context.
+func NewUser(t *testing.T, bin string) *User {
+	home := t.TempDir()
+	u := &User{T: t, Home: home, Kubeconfig: filepath.Join(home, ".kube", "config"), Bin: bin}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["other"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}
+	cfg.AuthInfos["other"] = &clientcmdapi.AuthInfo{Token: "x"}
+	cfg.Contexts["other"] = &clientcmdapi.Context{Cluster: "other", AuthInfo: "other"}
+	cfg.CurrentContext = "other"
+	require.NoError(t, os.MkdirAll(filepath.Dir(u.Kubeconfig), 0o700))
+	require.NoError(t, clientcmd.WriteToFile(*cfg, u.Kubeconfig))
+	return u
+}
+
+// Kubefed runs kubefed and returns its output and error.
+func (u *User) Kubefed(args ...string) (string, error) {
+	cmd := exec.Command(filepath.Join(u.Bin, "kubefed"), args...)
+	cmd.Env = append(os.Environ(), "HOME="+u.Home, "KUBECONFIG="+u.Kubeconfig)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// MustKubefed runs kubefed and fails the test when it fails.
+func (u *User) MustKubefed(args ...string) string {
+	u.T.Helper()
+	out, err := u.Kubefed(args...)
+	require.NoError(u.T, err, "kubefed %s:\n%s", strings.Join(args, " "), out)
+	return out
+}
+
+// Kubectl runs the real kubectl with the user's kubeconfig.
+func (u *User) Kubectl() kubectl.Runner {
+	return kubectl.Runner{Kubeconfig: u.Kubeconfig, Timeout: 20 * time.Second}
+}
+
+// PlaneDir is the folder of the local federation name.
+func (u *User) PlaneDir(name string) string { return filepath.Join(u.Home, ".federation", name) }
+
+// InitFederation runs kubefed init NAME --local and removes the plane when
+// the test ends.
+func (u *User) InitFederation(name string) string {
+	u.T.Helper()
+	u.T.Cleanup(func() {
+		_, _ = u.Kubefed("delete", name, "--local")
+		for _, p := range localprocess.FindMentioning(u.PlaneDir(name), planePrograms) {
+			_ = p.Stop(time.Second)
+		}
+	})
+	return u.MustKubefed("init", name, "--local")
+}
+
+// WithMembers starts member clusters and gives the user their contexts.
+func WithMembers(t *testing.T, u *User, clusters []memberenv.ClusterSpec) *memberenv.Environment {
+	t.Helper()
+	env, err := memberenv.Start(context.Background(), memberenv.Options{
+		Dir: filepath.Join(t.TempDir(), "members"), Clusters: clusters, Logf: t.Logf,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, env.Stop()) })
+	members, err := clientcmd.LoadFromFile(env.Kubeconfig)
+	require.NoError(t, err)
+	mine, err := clientcmd.LoadFromFile(u.Kubeconfig)
+	require.NoError(t, err)
+	for name := range members.Contexts {
+		mine.Clusters[name], mine.AuthInfos[name], mine.Contexts[name] = members.Clusters[name], members.AuthInfos[name], members.Contexts[name]
+	}
+	require.NoError(t, clientcmd.WriteToFile(*mine, u.Kubeconfig))
+	return env
+}
+
+// ClusterTable returns `kubectl get clusters` rows by name: STATUS, ZONES, REGION.
+func (u *User) ClusterTable(ctx context.Context, fed string) (map[string][]string, error) {
+	out, err := u.Kubectl().Run(ctx, "--context="+fed, "get", "clusters", "--no-headers")
+	if err != nil {
+		return nil, err
+	}
+	rows := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if f := strings.Fields(line); len(f) >= 4 {
+			rows[f[0]] = f[1:4]
+		}
+	}
+	return rows, nil
+}
+
+// WaitClusterStatus waits until the clusters have the statuses in want.
+func (u *User) WaitClusterStatus(fed string, timeout time.Duration, want map[string]string) {
+	u.T.Helper()
+	require.NoError(u.T, poll.Until(context.Background(), timeout, fmt.Sprintf("cluster statuses %v", want), func(ctx context.Context) error {
+		rows, err := u.ClusterTable(ctx, fed)
+		if err != nil {
+			return err
+		}
+		for name, status := range want {
+			if row, ok := rows[name]; !ok || row[0] != status {
+				return fmt.Errorf("clusters are %v", rows)
+			}
+		}
+		return nil
+	}))
+}
+
+// Plane loads the state of the local federation name.
+func (u *User) Plane(name string) *localplane.Plane {
+	u.T.Helper()
+	p, err := localplane.Load(u.PlaneDir(name))
+	require.NoError(u.T, err)
+	return p
+}
