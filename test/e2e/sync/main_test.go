@@ -3,6 +3,7 @@
 package sync_test
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -18,6 +19,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	flag.Parse()
 	if testing.Short() {
 		return m.Run()
 	}
