@@ -30,6 +30,10 @@ type Adapter struct {
 	Status func(members []Member) (status map[string]any, annotations map[string]string)
 	// Endpoints asks for Member.ReadyEndpoints to be filled (Services).
 	Endpoints bool
+	// ObservedGeneration sets status.observedGeneration to the federated
+	// object's generation once every selected member holds and observed it,
+	// so that `kubectl rollout status` waits for every member.
+	ObservedGeneration bool
 }
 
 // Member is one member cluster's copy of a federated object.

@@ -117,7 +117,8 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 		c.observeChange(key)
 	}
 	if c.adapter.Status != nil {
-		if err := c.writeStatus(ctx, fed, results); err != nil {
+		rolled := len(errs) == 0 && Rolled(placed, results, hash)
+		if err := c.writeStatus(ctx, fed, results, rolled); err != nil {
 			errs = append(errs, err)
 		}
 		if c.opts.StatusPeriod > 0 && c.adapter.Endpoints {
@@ -125,6 +126,22 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Rolled reports whether every placed cluster holds the object as last
+// applied (hash) and its controllers observed that generation.
+func Rolled(placed map[string]bool, members []Member, hash string) bool {
+	current := 0
+	for _, m := range members {
+		if !placed[m.Cluster] || m.Object.GetAnnotations()[HashAnnotation] != hash {
+			continue
+		}
+		observed, _, _ := unstructured.NestedInt64(m.Object.Object, "status", "observedGeneration")
+		if observed >= m.Object.GetGeneration() {
+			current++
+		}
+	}
+	return current == len(placed)
 }
 
 // syncCluster makes one member hold what it should of fed, and returns its

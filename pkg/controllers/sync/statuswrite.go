@@ -12,8 +12,9 @@ import (
 )
 
 // writeStatus brings the members' status back to the federated object,
-// writing only what changed.
-func (c *Controller) writeStatus(ctx context.Context, fed *unstructured.Unstructured, members []Member) error {
+// writing only what changed. rolled says every selected member holds and
+// observed the current object.
+func (c *Controller) writeStatus(ctx context.Context, fed *unstructured.Unstructured, members []Member, rolled bool) error {
 	if c.adapter.Endpoints {
 		for i := range members {
 			members[i].ReadyEndpoints = c.readyEndpoints(ctx, members[i])
@@ -47,6 +48,15 @@ func (c *Controller) writeStatus(ctx context.Context, fed *unstructured.Unstruct
 		return nil
 	}
 	current, _, _ := unstructured.NestedMap(fed.Object, "status")
+	if c.adapter.ObservedGeneration {
+		observed, _, _ := unstructured.NestedInt64(current, "observedGeneration")
+		if rolled {
+			observed = fed.GetGeneration()
+		}
+		if observed > 0 {
+			status["observedGeneration"] = observed
+		}
+	}
 	if sameJSON(current, status) {
 		return nil
 	}

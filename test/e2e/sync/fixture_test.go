@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -141,16 +142,24 @@ func hasAnnotation(key, value string) func(*unstructured.Unstructured) error {
 	}
 }
 
-// memberWrites sums federation_sync_member_writes_total on the controller
-// manager's /metrics.
-func (f *fixture) memberWrites() float64 {
+// metrics returns the controller manager's /metrics.
+func (f *fixture) metrics() string {
 	f.t.Helper()
 	addr := f.u.Plane("fed").ControllerManagerAddress
 	resp, err := http.Get("http://" + addr + "/metrics")
 	require.NoError(f.t, err)
 	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(f.t, err)
+	return string(body)
+}
+
+// memberWrites sums federation_sync_member_writes_total on the controller
+// manager's /metrics.
+func (f *fixture) memberWrites() float64 {
+	f.t.Helper()
 	total := 0.0
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(strings.NewReader(f.metrics()))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()

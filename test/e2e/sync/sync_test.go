@@ -150,6 +150,40 @@ func TestPropagation(t *testing.T) {
 		require.NoError(t, err)
 		f.waitIn(three, configMaps, "e2e", "drift", hasData)
 		f.waitEvents("drift", "AdoptInCluster", "Recreated ConfigMap e2e/drift in cluster cluster1", "Restored ConfigMap e2e/drift in cluster cluster2")
+
+		// A spec edited by hand: the member bumps the generation.
+		f.apply(workloadManifest("edited"))
+		deployments := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+		f.waitIn(three, deployments, "e2e", "edited", labelled)
+		dep, err := f.memberObject(ctx, "cluster1", deployments, "e2e", "edited")
+		require.NoError(t, err)
+		require.NoError(t, unstructured.SetNestedField(dep.Object, int64(3), "spec", "replicas"))
+		_, err = f.member("cluster1").Resource(deployments).Namespace("e2e").Update(ctx, dep, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		f.waitIn([]string{"cluster1"}, deployments, "e2e", "edited", func(o *unstructured.Unstructured) error {
+			if r, _, _ := unstructured.NestedInt64(o.Object, "spec", "replicas"); r != 1 {
+				return fmt.Errorf("spec.replicas is %d", r)
+			}
+			return nil
+		})
+		f.waitEvents("edited", "Restored Deployment e2e/edited in cluster cluster1")
+	})
+
+	t.Run("kubectl rollout status waits for every member", func(t *testing.T) {
+		f := f.in(t)
+		f.apply(workloadManifest("rolled"))
+		out := f.kubectl("rollout", "status", "deployment/rolled", "-n", "e2e", "--timeout=60s")
+		require.Contains(t, out, "successfully rolled out")
+		f.kubectl("set", "image", "deployment/rolled", "-n", "e2e", "c=registry.k8s.io/pause:3.9")
+		out = f.kubectl("rollout", "status", "deployment/rolled", "-n", "e2e", "--timeout=60s")
+		require.Contains(t, out, "successfully rolled out")
+		f.waitIn(three, schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "e2e", "rolled",
+			func(o *unstructured.Unstructured) error {
+				if r, _, _ := unstructured.NestedInt64(o.Object, "status", "updatedReplicas"); r != 1 {
+					return fmt.Errorf("status.updatedReplicas is %d", r)
+				}
+				return nil
+			})
 	})
 
 	t.Run("a stopped member does not hold back the others and catches up", func(t *testing.T) {
@@ -239,6 +273,11 @@ func TestPropagation(t *testing.T) {
 		f.apply("apiVersion: v1\nkind: List\nitems:\n- " + strings.Join(items, "\n- "))
 		f.waitCount(three, configMaps, "e2e", "rest-", 100)
 		f.atRest(60 * time.Second)
+		metrics := f.metrics()
+		for _, want := range []string{`workqueue_depth{name="sync_configmaps"}`, `federation_sync_propagation_seconds_count{type="configmaps"}`,
+			`federation_sync_member_writes_total{cluster="cluster1",type="configmaps",verb="apply"}`} {
+			require.Contains(t, metrics, want)
+		}
 	})
 
 	t.Run("a cluster that joins later receives every object", func(t *testing.T) {
