@@ -34,6 +34,10 @@ type Adapter struct {
 	// object's generation once every selected member holds and observed it,
 	// so that `kubectl rollout status` waits for every member.
 	ObservedGeneration bool
+	// Conditions sets the Propagated condition in status.conditions, which
+	// says which members failed (apps/v1 types, whose condition types are
+	// free).
+	Conditions bool
 }
 
 // Member is one member cluster's copy of a federated object.

@@ -106,6 +106,7 @@ type testController struct {
 	fedClient *dynamicfake.FakeDynamicClient
 	members   *fakeMembers
 	recorder  *record.FakeRecorder
+	indexer   cache.Indexer
 }
 
 func newTestController(t *testing.T, a *Adapter, members *fakeMembers, fed ...*unstructured.Unstructured) *testController {
@@ -131,7 +132,7 @@ func newTestController(t *testing.T, a *Adapter, members *fakeMembers, fed ...*u
 		changedAt: map[string]time.Time{},
 	}
 	t.Cleanup(c.queue.ShutDown)
-	return &testController{Controller: c, fedClient: client, members: members, recorder: recorder}
+	return &testController{Controller: c, fedClient: client, members: members, recorder: recorder, indexer: indexer}
 }
 
 func (tc *testController) events() []string {

@@ -118,7 +118,11 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	}
 	if c.adapter.Status != nil {
 		rolled := len(errs) == 0 && Rolled(placed, results, hash)
-		if err := c.writeStatus(ctx, fed, results, rolled); err != nil {
+		var failures []string
+		for _, err := range errs {
+			failures = append(failures, err.Error())
+		}
+		if err := c.writeStatus(ctx, fed, results, rolled, failures); err != nil {
 			errs = append(errs, err)
 		}
 		if c.opts.StatusPeriod > 0 && c.adapter.Endpoints {

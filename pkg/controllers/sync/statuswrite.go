@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,7 +15,8 @@ import (
 // writeStatus brings the members' status back to the federated object,
 // writing only what changed. rolled says every selected member holds and
 // observed the current object.
-func (c *Controller) writeStatus(ctx context.Context, fed *unstructured.Unstructured, members []Member, rolled bool) error {
+// failures are the members' errors, for the Propagated condition.
+func (c *Controller) writeStatus(ctx context.Context, fed *unstructured.Unstructured, members []Member, rolled bool, failures []string) error {
 	if c.adapter.Endpoints {
 		for i := range members {
 			members[i].ReadyEndpoints = c.readyEndpoints(ctx, members[i])
@@ -56,6 +58,9 @@ func (c *Controller) writeStatus(ctx context.Context, fed *unstructured.Unstruct
 		if observed > 0 {
 			status["observedGeneration"] = observed
 		}
+	}
+	if c.adapter.Conditions {
+		status["conditions"] = []any{propagated(current, failures, time.Now())}
 	}
 	if sameJSON(current, status) {
 		return nil

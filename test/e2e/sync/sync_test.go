@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/federation-v1/federation/pkg/poll"
@@ -155,10 +156,8 @@ func TestPropagation(t *testing.T) {
 		f.apply(workloadManifest("edited"))
 		deployments := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 		f.waitIn(three, deployments, "e2e", "edited", labelled)
-		dep, err := f.memberObject(ctx, "cluster1", deployments, "e2e", "edited")
-		require.NoError(t, err)
-		require.NoError(t, unstructured.SetNestedField(dep.Object, int64(3), "spec", "replicas"))
-		_, err = f.member("cluster1").Resource(deployments).Namespace("e2e").Update(ctx, dep, metav1.UpdateOptions{})
+		_, err = f.member("cluster1").Resource(deployments).Namespace("e2e").Patch(ctx, "edited", types.MergePatchType,
+			[]byte(`{"spec":{"replicas":3}}`), metav1.PatchOptions{})
 		require.NoError(t, err)
 		f.waitIn([]string{"cluster1"}, deployments, "e2e", "edited", func(o *unstructured.Unstructured) error {
 			if r, _, _ := unstructured.NestedInt64(o.Object, "spec", "replicas"); r != 1 {

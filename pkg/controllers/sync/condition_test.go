@@ -1,0 +1,70 @@
+package sync
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
+)
+
+func TestPropagatedConditionKeepsItsTimeWhileNothingChanges(t *testing.T) {
+	t0, t1 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
+	first := propagated(nil, []string{"c2: no", "c1: no"}, t0)
+	assert.Equal(t, "False", first["status"])
+	assert.Equal(t, "c1: no; c2: no", first["message"], "sorted, whatever order the clusters answered in")
+	again := propagated(map[string]any{"conditions": []any{first}}, []string{"c1: no", "c2: no"}, t1)
+	assert.Equal(t, first, again)
+	ok := propagated(map[string]any{"conditions": []any{first}}, nil, t1)
+	assert.Equal(t, "True", ok["status"])
+	assert.Equal(t, "2026-01-01T01:00:00Z", ok["lastTransitionTime"])
+}
+
+func deploymentObj() *unstructured.Unstructured {
+	o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+		"spec": map[string]any{"replicas": int64(1)}}}
+	o.SetName("d")
+	o.SetNamespace("ns")
+	o.SetGeneration(1)
+	o.SetFinalizers([]string{Finalizer})
+	return o
+}
+
+func TestAMemberThatRejectsGivesAConditionAndAnEvent(t *testing.T) {
+	members := newFakeMembers([]string{"c1", "c2"})
+	members.clients["c1"].PrependReactor("patch", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewNotFound(adapter("deployments").Resource.GroupResource(), "d")
+	})
+	tc := newTestController(t, adapter("deployments"), members, deploymentObj())
+	require.Error(t, tc.Sync(context.Background(), "ns/d"))
+	statusWrites := func() []*unstructured.Unstructured {
+		var out []*unstructured.Unstructured
+		for _, a := range tc.fedClient.Actions() {
+			if u, ok := a.(clienttesting.UpdateAction); ok && a.GetSubresource() == "status" {
+				out = append(out, u.GetObject().(*unstructured.Unstructured))
+			}
+		}
+		return out
+	}
+	writes := statusWrites()
+	require.Len(t, writes, 1)
+	conditions, _, _ := unstructured.NestedSlice(writes[0].Object, "status", "conditions")
+	require.Len(t, conditions, 1)
+	c := conditions[0].(map[string]any)
+	assert.Equal(t, "False", c["status"])
+	assert.Contains(t, c["message"], "applying Deployment ns/d in cluster c1")
+	_, found, _ := unstructured.NestedInt64(writes[0].Object, "status", "observedGeneration")
+	assert.False(t, found, "not rolled out while a member lacks it")
+	events := tc.events()
+	assert.Contains(t, events[1], "Warning CreateInClusterFailed Applying Deployment ns/d in cluster c1 failed")
+
+	// The same failure again: the lister now holds the written status.
+	require.NoError(t, tc.indexer.Update(writes[0]))
+	require.Error(t, tc.Sync(context.Background(), "ns/d"))
+	assert.Len(t, statusWrites(), 1, "an unchanged failure writes no status")
+}
