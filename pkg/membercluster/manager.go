@@ -53,8 +53,8 @@ type Manager struct {
 	secrets    corelisters.SecretLister
 	synced     []cache.InformerSynced
 	queue      workqueue.TypedRateLimitingInterface[string]
-	// configure lets tests replace how a member's client is made.
-	newClient func(cluster *fedv1.Cluster, secret *corev1.Secret) (dynamic.Interface, string, error)
+	// newClient makes a member's client; tests replace it.
+	newClient func(cluster *fedv1.Cluster, secret *corev1.Secret) (dynamic.Interface, error)
 
 	mu        sync.RWMutex
 	resources []schema.GroupVersionResource
@@ -190,7 +190,7 @@ func (m *Manager) sync(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	client, identity, err := m.newClient(cluster, secret)
+	identity, err := identityOf(cluster, secret)
 	if err != nil {
 		return err
 	}
@@ -199,6 +199,10 @@ func (m *Manager) sync(ctx context.Context, name string) error {
 			m.notifyClusters()
 		}
 		return nil
+	}
+	client, err := m.newClient(cluster, secret)
+	if err != nil {
+		return err
 	}
 	if old != nil {
 		m.remove(name, old)
@@ -309,17 +313,26 @@ func IsReady(c *fedv1.Cluster) bool {
 	return false
 }
 
-// dynamicClient builds a member's dynamic client; the identity changes when
-// the address or credentials do.
-func dynamicClient(cluster *fedv1.Cluster, secret *corev1.Secret) (dynamic.Interface, string, error) {
+// identityOf changes when a member's address or credentials do: its
+// client and caches are then made again.
+func identityOf(cluster *fedv1.Cluster, secret *corev1.Secret) (string, error) {
+	server, err := ServerAddress(cluster)
+	if err != nil {
+		return "", err
+	}
+	return server + "/" + string(secret.UID) + "/" + secret.ResourceVersion, nil
+}
+
+// dynamicClient builds a member's dynamic client.
+func dynamicClient(cluster *fedv1.Cluster, secret *corev1.Secret) (dynamic.Interface, error) {
 	cfg, err := RESTConfig(cluster, secret)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	cfg.QPS, cfg.Burst = 50, 100
 	client, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return nil, "", fmt.Errorf("cluster %s: %w", cluster.Name, err)
+		return nil, fmt.Errorf("cluster %s: %w", cluster.Name, err)
 	}
-	return client, cfg.Host + "/" + string(secret.UID) + "/" + secret.ResourceVersion, nil
+	return client, nil
 }

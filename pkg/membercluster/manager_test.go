@@ -1,0 +1,139 @@
+package membercluster
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	kubeinformers "k8s.io/client-go/informers"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+
+	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	fedfake "github.com/federation-v1/federation/pkg/generated/clientset/versioned/fake"
+	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
+	"github.com/federation-v1/federation/pkg/poll"
+)
+
+// countingHandler counts what the manager tells it.
+type countingHandler struct{ changed, clusters atomic.Int32 }
+
+func (h *countingHandler) MemberChanged(string, schema.GroupVersionResource, *unstructured.Unstructured) {
+	h.changed.Add(1)
+}
+func (h *countingHandler) ClustersChanged() { h.clusters.Add(1) }
+
+func readyCluster(name string, ready corev1.ConditionStatus, labels map[string]string) *fedv1.Cluster {
+	return &fedv1.Cluster{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: fedv1.ClusterSpec{
+			ServerAddressByClientCIDRs: []fedv1.ServerAddressByClientCIDR{{ClientCIDR: "0.0.0.0/0", ServerAddress: "https://" + name}},
+			SecretRef:                  &corev1.LocalObjectReference{Name: name},
+		},
+		Status: fedv1.ClusterStatus{Conditions: []fedv1.ClusterCondition{{Type: fedv1.ClusterReady, Status: ready}}},
+	}
+}
+
+func TestManagerFollowsClusterHealth(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fed := fedfake.NewSimpleClientset(readyCluster("c1", corev1.ConditionTrue, map[string]string{"cluster": "1"}), readyCluster("c2", corev1.ConditionFalse, nil))
+	kube := kubefake.NewSimpleClientset(
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "c1", Namespace: SecretNamespace}, Data: map[string][]byte{TokenKey: []byte("t")}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "c2", Namespace: SecretNamespace}, Data: map[string][]byte{TokenKey: []byte("t")}})
+	fedFactory := fedinformers.NewSharedInformerFactory(fed, 0)
+	kubeFactory := kubeinformers.NewSharedInformerFactory(kube, 0)
+	m, err := NewManager("fed", fedFactory.Federation().V1beta1().Clusters(), kubeFactory.Core().V1().Secrets())
+	require.NoError(t, err)
+
+	// Member c1 holds one labelled ConfigMap and one that is not ours.
+	configMaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	ours := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}
+	ours.SetName("ours")
+	ours.SetNamespace("ns")
+	ours.SetLabels(map[string]string{FederationLabel: "fed"})
+	theirs := ours.DeepCopy()
+	theirs.SetName("theirs")
+	theirs.SetLabels(nil)
+	member := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		configMaps: "ConfigMapList", NamespacesResource: "NamespaceList"}, ours, theirs)
+	made := map[string]int{}
+	m.newClient = func(c *fedv1.Cluster, _ *corev1.Secret) (dynamic.Interface, error) {
+		made[c.Name]++
+		return member, nil
+	}
+	h := &countingHandler{}
+	m.Watch(configMaps, h)
+	fedFactory.Start(ctx.Done())
+	kubeFactory.Start(ctx.Done())
+	fedFactory.WaitForCacheSync(ctx.Done())
+	kubeFactory.WaitForCacheSync(ctx.Done())
+
+	require.NoError(t, m.sync(ctx, "c1"))
+	require.NoError(t, m.sync(ctx, "c2"))
+	require.NoError(t, poll.Until(ctx, 10*time.Second, "c1's caches", func(context.Context) error {
+		if len(m.Clusters()) != 1 {
+			return assert.AnError
+		}
+		return nil
+	}))
+	assert.Equal(t, "c1", m.Clusters()[0].Name, "only the Ready cluster is usable")
+	assert.Equal(t, map[string]int{"c1": 1}, made)
+	_, ok := m.Get("c1", configMaps, "ns", "ours")
+	assert.True(t, ok)
+	// The fake client does not filter by label; the real one does. What
+	// matters here is that the cache is keyed by namespace/name.
+	_, ok = m.Get("c2", configMaps, "ns", "ours")
+	assert.False(t, ok, "no cache for a cluster that is not Ready")
+	require.NoError(t, poll.Until(ctx, 10*time.Second, "notifications", func(context.Context) error {
+		if h.clusters.Load() < 1 || h.changed.Load() < 1 {
+			return assert.AnError
+		}
+		return nil
+	}))
+
+	// Nothing changed: no new client, no notification.
+	before := h.clusters.Load()
+	require.NoError(t, m.sync(ctx, "c1"))
+	assert.Equal(t, map[string]int{"c1": 1}, made)
+	assert.Equal(t, before, h.clusters.Load())
+
+	// Relabelled: everything must be looked at again.
+	c1, err := fed.FederationV1beta1().Clusters().Get(ctx, "c1", metav1.GetOptions{})
+	require.NoError(t, err)
+	c1.Labels = map[string]string{"cluster": "9"}
+	_, err = fed.FederationV1beta1().Clusters().Update(ctx, c1, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, poll.Until(ctx, 10*time.Second, "the relabelled cluster in the cache", func(context.Context) error {
+		if c, err := m.clusters.Get("c1"); err != nil || c.Labels["cluster"] != "9" {
+			return assert.AnError
+		}
+		return nil
+	}))
+	require.NoError(t, m.sync(ctx, "c1"))
+	assert.Equal(t, before+1, h.clusters.Load())
+
+	// No longer Ready: caches stop.
+	c1.Status.Conditions[0].Status = corev1.ConditionFalse
+	_, err = fed.FederationV1beta1().Clusters().Update(ctx, c1, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, poll.Until(ctx, 10*time.Second, "c1 not Ready in the cache", func(context.Context) error {
+		if c, err := m.clusters.Get("c1"); err != nil || IsReady(c) {
+			return assert.AnError
+		}
+		return nil
+	}))
+	require.NoError(t, m.sync(ctx, "c1"))
+	assert.Empty(t, m.Clusters())
+	_, err = m.Client("c1")
+	assert.ErrorContains(t, err, "cluster c1 is not Ready")
+}
