@@ -29,6 +29,10 @@ type Options struct {
 	Address string
 	// Cluster tunes the cluster health controller.
 	Cluster cluster.Options
+	// QPS and Burst limit the controller manager's calls to the federation
+	// apiserver.
+	QPS   float32
+	Burst int
 	// FederationName labels the member copies of federated objects.
 	FederationName string
 	// Sync tunes the sync controllers of the federated types.
@@ -46,6 +50,8 @@ func NewOptions() *Options {
 			Thresholds: clusterhealth.DefaultThresholds,
 			Workers:    10,
 		},
+		QPS:            100,
+		Burst:          200,
 		FederationName: "federation",
 		Sync: fedsync.Options{
 			Workers:       5,
@@ -68,6 +74,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Cluster.Thresholds.Failure, "cluster-failure-threshold", o.Cluster.Thresholds.Failure, "consecutive failed probes before a Ready cluster is marked NotReady or Offline")
 	fs.IntVar(&o.Cluster.Thresholds.Success, "cluster-success-threshold", o.Cluster.Thresholds.Success, "consecutive good probes before a cluster is marked Ready again")
 	fs.IntVar(&o.Cluster.Workers, "concurrent-cluster-syncs", o.Cluster.Workers, "clusters probed in parallel")
+	fs.Float32Var(&o.QPS, "federation-api-qps", o.QPS, "queries per second to the federation apiserver")
+	fs.IntVar(&o.Burst, "federation-api-burst", o.Burst, "burst of queries to the federation apiserver")
 	fs.StringVar(&o.FederationName, "federation-name", o.FederationName, "name of the federation: the value of the "+membercluster.FederationLabel+" label on member copies")
 	fs.IntVar(&o.Sync.Workers, "concurrent-object-syncs", o.Sync.Workers, "federated objects of one type reconciled in parallel")
 	fs.DurationVar(&o.Sync.MemberTimeout, "member-timeout", o.Sync.MemberTimeout, "timeout of every call to a member cluster")

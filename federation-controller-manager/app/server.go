@@ -59,6 +59,7 @@ func Run(ctx context.Context, o *Options) error {
 		return fmt.Errorf("reading the federation apiserver's kubeconfig: %w", err)
 	}
 	cfg.UserAgent = component
+	cfg.QPS, cfg.Burst = o.QPS, o.Burst
 	fedClient, err := versioned.NewForConfig(cfg)
 	if err != nil {
 		return err

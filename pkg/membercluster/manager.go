@@ -329,7 +329,7 @@ func dynamicClient(cluster *fedv1.Cluster, secret *corev1.Secret) (dynamic.Inter
 	if err != nil {
 		return nil, err
 	}
-	cfg.QPS, cfg.Burst = 50, 100
+	cfg.QPS, cfg.Burst = 100, 200
 	client, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", cluster.Name, err)

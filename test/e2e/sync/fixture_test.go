@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
@@ -44,9 +45,21 @@ func (f *fixture) member(cluster string) dynamic.Interface {
 	}
 	cfg, err := f.env.RESTConfig(cluster)
 	require.NoError(f.t, err)
+	cfg.QPS, cfg.Burst = 50, 100
 	c, err := dynamic.NewForConfig(cfg)
 	require.NoError(f.t, err)
 	f.members[cluster] = c
+	return c
+}
+
+// metadata returns a metadata-only client of a member.
+func (f *fixture) metadata(cluster string) metadata.Interface {
+	f.t.Helper()
+	cfg, err := f.env.RESTConfig(cluster)
+	require.NoError(f.t, err)
+	cfg.QPS, cfg.Burst = 50, 100
+	c, err := metadata.NewForConfig(cfg)
+	require.NoError(f.t, err)
 	return c
 }
 
@@ -223,11 +236,13 @@ func (f *fixture) waitEvents(name string, texts ...string) {
 // name starts with prefix.
 func (f *fixture) waitCount(clusters []string, gvr schema.GroupVersionResource, ns, prefix string, n int) {
 	f.t.Helper()
-	require.NoError(f.t, poll.Until(context.Background(), 2*converge, fmt.Sprintf("%d %s %s* in %v", n, gvr.Resource, prefix, clusters), func(ctx context.Context) error {
+	timeout := max(2*converge, time.Duration(n)*200*time.Millisecond)
+	require.NoError(f.t, poll.Until(context.Background(), timeout, fmt.Sprintf("%d %s %s* in %v", n, gvr.Resource, prefix, clusters), func(ctx context.Context) error {
 		for _, c := range clusters {
-			list, err := f.member(c).Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: federationLabel + "=fed"})
+			// Metadata only, from the apiserver's cache: cheap enough to poll.
+			list, err := f.metadata(c).Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: federationLabel + "=fed", ResourceVersion: "0"})
 			if err != nil {
-				return err
+				return fmt.Errorf("listing in %s: %w", c, err)
 			}
 			count := 0
 			for _, o := range list.Items {
