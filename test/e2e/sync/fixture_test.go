@@ -36,6 +36,8 @@ type fixture struct {
 	u       *fedenv.User
 	env     *memberenv.Environment
 	members map[string]dynamic.Interface
+	// metadataClients are metadata-only clients of the members.
+	metadataClients map[string]metadata.Interface
 }
 
 func (f *fixture) member(cluster string) dynamic.Interface {
@@ -55,11 +57,15 @@ func (f *fixture) member(cluster string) dynamic.Interface {
 // metadata returns a metadata-only client of a member.
 func (f *fixture) metadata(cluster string) metadata.Interface {
 	f.t.Helper()
+	if c, ok := f.metadataClients[cluster]; ok {
+		return c
+	}
 	cfg, err := f.env.RESTConfig(cluster)
 	require.NoError(f.t, err)
 	cfg.QPS, cfg.Burst = 50, 100
 	c, err := metadata.NewForConfig(cfg)
 	require.NoError(f.t, err)
+	f.metadataClients[cluster] = c
 	return c
 }
 
