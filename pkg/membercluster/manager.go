@@ -258,8 +258,8 @@ func (m *Manager) notifyClusters() {
 	}
 }
 
-// Clusters returns, sorted by name, the Ready clusters whose caches have
-// synced: the clusters objects can be placed in now.
+// Clusters returns, sorted by name, the Ready clusters whose namespaces
+// cache has synced: the clusters objects can be placed in now.
 func (m *Manager) Clusters() []*fedv1.Cluster {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -290,6 +290,16 @@ func (m *Manager) Get(cluster string, gvr schema.GroupVersionResource, namespace
 		return nil, false
 	}
 	return mem.get(gvr, namespace, name)
+}
+
+// Synced reports whether a usable member's cache of gvr has synced: until
+// then (or forever, when the member lacks the API) its absence of a copy
+// proves nothing.
+func (m *Manager) Synced(cluster string, gvr schema.GroupVersionResource) bool {
+	m.mu.RLock()
+	mem := m.members[cluster]
+	m.mu.RUnlock()
+	return mem != nil && mem.synced(gvr)
 }
 
 // Client returns the dynamic client of a usable member.

@@ -58,22 +58,21 @@ func newMember(ctx context.Context, name, identity string, client dynamic.Interf
 	return mem
 }
 
-// waitSynced blocks until every cache has synced, or the member is stopped.
+// waitSynced blocks until the namespaces cache has synced, or the member
+// is stopped. The other caches are not waited for: a member that lacks an
+// API must still receive the other types (see synced).
 func (m *member) waitSynced() bool {
-	var synced []cache.InformerSynced
-	for _, inf := range m.informer {
-		synced = append(synced, inf.Informer().HasSynced)
-	}
-	return cache.WaitForCacheSync(m.ctx.Done(), synced...)
+	return cache.WaitForCacheSync(m.ctx.Done(), m.informer[NamespacesResource].Informer().HasSynced)
 }
 
 func (m *member) hasSynced() bool {
-	for _, inf := range m.informer {
-		if !inf.Informer().HasSynced() {
-			return false
-		}
-	}
-	return true
+	return m.informer[NamespacesResource].Informer().HasSynced()
+}
+
+// synced reports whether the cache of one resource has synced.
+func (m *member) synced(gvr schema.GroupVersionResource) bool {
+	inf, ok := m.informer[gvr]
+	return ok && inf.Informer().HasSynced()
 }
 
 func (m *member) get(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool) {

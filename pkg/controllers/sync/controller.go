@@ -47,6 +47,7 @@ type Members interface {
 	Clusters() []*fedv1.Cluster
 	AllClusters() ([]*fedv1.Cluster, error)
 	Get(cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool)
+	Synced(cluster string, gvr schema.GroupVersionResource) bool
 	Client(cluster string) (dynamic.Interface, error)
 }
 

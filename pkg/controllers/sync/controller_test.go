@@ -35,6 +35,8 @@ type fakeMembers struct {
 	all     []*fedv1.Cluster
 	cache   map[string]map[string]*unstructured.Unstructured
 	clients map[string]*dynamicfake.FakeDynamicClient
+	// unsynced clusters' caches of the type have not synced.
+	unsynced []string
 }
 
 func newFakeMembers(usable []string, down ...string) *fakeMembers {
@@ -80,6 +82,9 @@ func (m *fakeMembers) Get(cluster string, gvr schema.GroupVersionResource, ns, n
 	}
 	o, ok := m.cache[cluster][key(ns, name)]
 	return o, ok
+}
+func (m *fakeMembers) Synced(cluster string, _ schema.GroupVersionResource) bool {
+	return !slices.Contains(m.unsynced, cluster)
 }
 func (m *fakeMembers) Client(cluster string) (dynamic.Interface, error) {
 	if !slices.ContainsFunc(m.usable, func(c *fedv1.Cluster) bool { return c.Name == cluster }) {
@@ -268,6 +273,7 @@ func TestDeletion(t *testing.T) {
 		name        string
 		fed         *unstructured.Unstructured
 		down        []string
+		unsynced    []string
 		wantMember  []string
 		wantRelease bool
 		wantEvents  []string
@@ -294,6 +300,12 @@ func TestDeletion(t *testing.T) {
 			wantEvents: []string{"Normal DeleteInCluster Deleted ConfigMap ns/a in cluster c1"},
 		},
 		{
+			name:       "a cluster whose cache has not synced yet: wait",
+			fed:        deleting(configMapObj("a", Finalizer), 0),
+			unsynced:   []string{"c1"},
+			wantMember: nil,
+		},
+		{
 			name:        "a selected cluster is down for too long: give up with an event",
 			fed:         deleting(configMapObj("a", Finalizer), 2*time.Minute),
 			down:        []string{"c9"},
@@ -308,10 +320,11 @@ func TestDeletion(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			members := newFakeMembers([]string{"c1"}, tt.down...)
 			members.put("c1", appliedCopy(t, configMapObj("a")))
+			members.unsynced = tt.unsynced
 			tc := newTestController(t, adapter("configmaps"), members, tt.fed)
 			require.NoError(t, tc.Sync(context.Background(), "ns/a"))
 			assert.Equal(t, tt.wantMember, members.memberActions("c1"))
-			if tt.wantMember[0] != "delete" {
+			if len(tt.wantMember) > 0 && tt.wantMember[0] != "delete" {
 				patch := members.clients["c1"].Actions()[0].(clienttesting.PatchAction).GetPatch()
 				assert.JSONEq(t, `{"metadata":{"labels":{"federation.kubernetes.io/federation-name":null},"annotations":{"federation.kubernetes.io/applied-hash":null}}}`, string(patch))
 			}

@@ -50,6 +50,12 @@ func (c *Controller) delete(ctx context.Context, fed *unstructured.Unstructured)
 	)
 	for _, cl := range c.members.Clusters() {
 		usable[cl.Name] = true
+		if !c.members.Synced(cl.Name, c.adapter.Resource) {
+			// Its copies are not known yet: the cache's events bring the
+			// object back, and the wait below bounds it.
+			delete(usable, cl.Name)
+			continue
+		}
 		cur, ok := c.members.Get(cl.Name, c.adapter.Resource, ns, name)
 		if !ok {
 			continue
