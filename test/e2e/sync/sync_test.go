@@ -172,11 +172,16 @@ func TestPropagation(t *testing.T) {
 	t.Run("kubectl rollout status waits for every member", func(t *testing.T) {
 		f := f.in(t)
 		f.apply(workloadManifest("rolled"))
-		out := f.kubectl("rollout", "status", "deployment/rolled", "-n", "e2e", "--timeout=60s")
-		require.Contains(t, out, "successfully rolled out")
+		rollout := func() {
+			runner := f.u.Kubectl()
+			runner.Timeout = 90 * time.Second
+			out, err := runner.Run(context.Background(), "--context=fed", "rollout", "status", "deployment/rolled", "-n", "e2e", "--timeout=60s")
+			require.NoError(t, err)
+			require.Contains(t, out, "successfully rolled out")
+		}
+		rollout()
 		f.kubectl("set", "image", "deployment/rolled", "-n", "e2e", "c=registry.k8s.io/pause:3.9")
-		out = f.kubectl("rollout", "status", "deployment/rolled", "-n", "e2e", "--timeout=60s")
-		require.Contains(t, out, "successfully rolled out")
+		rollout()
 		f.waitIn(three, schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "e2e", "rolled",
 			func(o *unstructured.Unstructured) error {
 				if r, _, _ := unstructured.NestedInt64(o.Object, "status", "updatedReplicas"); r != 1 {
