@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -21,9 +22,12 @@ type Server struct {
 	etcd *embed.Etcd
 }
 
-// Start runs an etcd member with its data in dataDir, serving clients on a
-// free port of 127.0.0.1 (see ClientURL).
-func Start(dataDir string) (*Server, error) {
+// Start runs an etcd member with its data in dataDir, serving clients on
+// 127.0.0.1:clientPort, or on a free port when clientPort is 0 (see
+// ClientURL). A fixed port lets other programs of the control plane, such as
+// the DNS server reading /skydns, share this etcd.
+func Start(dataDir string, clientPort int) (*Server, error) {
+	var err error
 	cfg := embed.NewConfig()
 	cfg.Name = "federation"
 	cfg.Dir = filepath.Join(dataDir, "etcd")
@@ -31,9 +35,11 @@ func Start(dataDir string) (*Server, error) {
 	cfg.LogLevel = "error"
 	// etcd dials its own advertised client address, so the port must be
 	// known before it starts.
-	clientURL, err := freeLocalURL()
-	if err != nil {
-		return nil, err
+	clientURL := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(clientPort))}
+	if clientPort == 0 {
+		if clientURL, err = freeLocalURL(); err != nil {
+			return nil, err
+		}
 	}
 	peerURL, err := freeLocalURL()
 	if err != nil {
