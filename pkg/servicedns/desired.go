@@ -22,6 +22,10 @@ func Desired(ctx context.Context, cfg Config, svc Service, clusters []Cluster) (
 		return nil, err
 	}
 	n := newNames(cfg.Federation, cfg.Domain, svc)
+	globalName, err := n.global()
+	if err != nil {
+		return nil, err
+	}
 	type zoneKey struct{ zone, region string }
 	global := addrSet{}
 	regions := map[string]addrSet{}
@@ -54,10 +58,6 @@ func Desired(ctx context.Context, cfg Config, svc Service, clusters []Cluster) (
 	}
 
 	var out []dnsprovider.RecordSet
-	globalName, err := n.global()
-	if err != nil {
-		return nil, err
-	}
 	out = append(out, cfg.addressSets(globalName, global)...)
 	for region, ips := range regions {
 		name, err := n.region(region)
