@@ -51,7 +51,7 @@ type stored struct {
 func (z *zone) applyName(ctx context.Context, name string, changes []dnsprovider.Change) error {
 	dir := namePath(z.prefix, name)
 	for range maxAttempts {
-		current, err := z.readName(ctx, dir)
+		current, readRevision, err := z.readName(ctx, dir)
 		if err != nil {
 			return err
 		}
@@ -71,6 +71,10 @@ func (z *zone) applyName(ctx context.Context, name string, changes []dnsprovider
 		if len(ops) == 0 {
 			return nil
 		}
+		// No key under the name may have been created or changed since the
+		// read (the per-key guards of diff catch deletions): two upserts
+		// with disjoint addresses must not both land and mix.
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(dir+"/"), "<", readRevision+1).WithPrefix())
 		resp, err := z.client.Txn(ctx).If(cmps...).Then(ops...).Commit()
 		if err != nil {
 			return fmt.Errorf("transaction of %d operations under %s/: %w", len(ops), dir, err)
@@ -82,11 +86,12 @@ func (z *zone) applyName(ctx context.Context, name string, changes []dnsprovider
 	return fmt.Errorf("%w under %s/ in %d attempts", errConflict, dir, maxAttempts)
 }
 
-// readName reads the keys of ours directly under dir.
-func (z *zone) readName(ctx context.Context, dir string) (map[string]stored, error) {
+// readName reads the keys of ours directly under dir, and the revision of
+// the read.
+func (z *zone) readName(ctx context.Context, dir string) (map[string]stored, int64, error) {
 	resp, err := z.client.Get(ctx, dir+"/", clientv3.WithPrefix())
 	if err != nil {
-		return nil, fmt.Errorf("reading %s/: %w", dir, err)
+		return nil, 0, fmt.Errorf("reading %s/: %w", dir, err)
 	}
 	current := map[string]stored{}
 	for _, kv := range resp.Kvs {
@@ -98,7 +103,7 @@ func (z *zone) readName(ctx context.Context, dir string) (map[string]stored, err
 			current[key] = stored{record: r, modRevision: kv.ModRevision}
 		}
 	}
-	return current, nil
+	return current, resp.Header.Revision, nil
 }
 
 // plan applies one change to the target keys of a name.

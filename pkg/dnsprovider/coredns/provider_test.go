@@ -171,3 +171,32 @@ func TestZoneNotServed(t *testing.T) {
 	require.Len(t, zones, 1)
 	assert.Equal(t, "example.com.", zones[0].Name())
 }
+
+// TestConcurrentUpserts checks that writers racing on one name each retry
+// on the revisions they read and leave exactly one writer's record set.
+func TestConcurrentUpserts(t *testing.T) {
+	ctx := context.Background()
+	etcd, zone := setup(t)
+	const writers = 8
+	errs := make(chan error, writers)
+	for i := range writers {
+		go func() {
+			// Disjoint addresses: no key guard alone would see the other writers.
+			rs := a(global, 180, fmt.Sprintf("10.0.0.%d", i), fmt.Sprintf("10.0.1.%d", i), fmt.Sprintf("10.0.2.%d", i))
+			errs <- zone.StartChangeset().Upsert(rs).Apply(ctx)
+		}()
+	}
+	for range writers {
+		// A writer may give up after maxAttempts lost races; none may corrupt the set.
+		if err := <-errs; err != nil {
+			assert.ErrorIs(t, err, errConflict)
+		}
+	}
+	got, err := zone.Get(ctx, global)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Len(t, got[0].Rrdatas, 3, "the keys of exactly one writer: %v", got[0].Rrdatas)
+	last := got[0].Rrdatas[0][len("10.0.0."):]
+	assert.Equal(t, []string{"10.0.0." + last, "10.0.1." + last, "10.0.2." + last}, got[0].Rrdatas)
+	assert.Len(t, etcd.Keys(t, globalDir+"/"), 3)
+}
