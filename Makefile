@@ -17,7 +17,8 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 build: ## build every binary of the project into bin/
-	$(GO) build -o bin/ ./...
+	$(GO) build -o bin/ ./federation-apiserver ./federation-controller-manager ./kubefed ./test/cmd/memberenv
+	$(GO) build -o bin/federation-dns ./dns
 
 tools: build ## build (once) and cache etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
 	bin/memberenv build
@@ -32,8 +33,10 @@ lint: ## gofmt, go vet
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-run: build ## start a local federation named $(FED) (kubeconfig context $(FED)); again: it is started if stopped
-	@bin/kubefed init $(FED) --local 2>/dev/null || bin/kubefed start $(FED)
+DNS_ZONE  ?= example.com.
+
+run: build ## start a local federation $(FED) with DNS for $(DNS_ZONE) (kubeconfig context $(FED)); again: it is started if stopped
+	@bin/kubefed init $(FED) --local --dns-provider=coredns --dns-zone-name=$(DNS_ZONE) 2>/dev/null || bin/kubefed start $(FED)
 
 stop: ## stop the federation started by make run (its data stays in ~/.federation/$(FED))
 	@bin/kubefed stop $(FED)
@@ -47,7 +50,7 @@ down: ## stop the member clusters started by make up
 demo: tools ## member clusters + a federation joined to all of them, in $(DEMO_DIR)
 	@bin/memberenv up --dir=$(DEMO_DIR)/members --clusters=$(N) --nodes=$(NODES) >/dev/null
 	@export KUBECONFIG=$(DEMO_DIR)/members/kubeconfig; \
-	  bin/kubefed init $(FED) --local --data-dir=$(DEMO_DIR)/federation && \
+	  bin/kubefed init $(FED) --local --data-dir=$(DEMO_DIR)/federation --dns-provider=coredns --dns-zone-name=$(DNS_ZONE) && \
 	  for i in $$(seq 1 $(N)); do bin/kubefed join cluster$$i --context=$(FED) || exit 1; done && \
 	  kubectl --context=$(FED) wait --for=condition=Ready clusters --all --timeout=60s >/dev/null && \
 	  kubectl --context=$(FED) get clusters && \

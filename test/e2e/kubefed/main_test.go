@@ -31,10 +31,13 @@ func run(m *testing.M) int {
 		"github.com/federation-v1/federation/kubefed",
 		"github.com/federation-v1/federation/federation-apiserver",
 		"github.com/federation-v1/federation/federation-controller-manager")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building kubefed and the control plane:", err)
-		return 1
+	dns := exec.Command("go", "build", "-o", filepath.Join(binDir, "federation-dns"), "github.com/federation-v1/federation/dns")
+	for _, b := range []*exec.Cmd{build, dns} {
+		b.Stdout, b.Stderr = os.Stdout, os.Stderr
+		if err := b.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building kubefed and the control plane:", err)
+			return 1
+		}
 	}
 	return m.Run()
 }
