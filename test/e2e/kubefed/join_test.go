@@ -3,6 +3,8 @@ package kubefed_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/federation-v1/federation/pkg/localplane"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/memberenv"
 )
@@ -84,6 +87,20 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 		return len(strings.Fields(out))
 	}
 
+	t.Run("join --dry-run prints the objects and creates none", func(t *testing.T) {
+		out := u.mustKubefed("join", "cluster1", "--context=fed", "--dry-run")
+		for _, kind := range []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Secret", "Cluster"} {
+			assert.Contains(t, out, "kind: "+kind+"\n")
+		}
+		assert.Contains(t, out, "serverAddress: https://127.0.0.1:")
+		_, err := u.kubectl().Run(ctx, "--context=fed", "get", "cluster", "cluster1")
+		assert.ErrorContains(t, err, "NotFound")
+		member, err := env.Client("cluster1")
+		require.NoError(t, err)
+		_, err = member.RbacV1().ClusterRoles().Get(ctx, "federation-fed", metav1.GetOptions{})
+		assert.True(t, apierrors.IsNotFound(err), "ClusterRole: %v", err)
+	})
+
 	for _, c := range []string{"cluster1", "cluster2", "cluster3"} {
 		out := u.mustKubefed("join", c, "--context=fed")
 		assert.Equal(t, fmt.Sprintf("cluster %q created\n", c), out)
@@ -94,6 +111,30 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 	assert.Equal(t, []string{"Ready", "us-east1-b", "us-east1"}, rows["cluster1"])
 	assert.Equal(t, []string{"Ready", "us-east1-c", "us-east1"}, rows["cluster2"])
 	assert.Equal(t, []string{"Ready", "europe-west1-b", "europe-west1"}, rows["cluster3"])
+
+	t.Run("the controller manager serves health and per-cluster probe metrics", func(t *testing.T) {
+		plane, err := localplane.Load(u.planeDir("fed"))
+		require.NoError(t, err)
+		base := "http://" + plane.ControllerManagerAddress
+		require.NoError(t, httpGet(ctx, base+"/healthz", func(body string) error {
+			if body != "ok" {
+				return fmt.Errorf("/healthz said %q", body)
+			}
+			return nil
+		}))
+		require.NoError(t, httpGet(ctx, base+"/metrics", func(body string) error {
+			for _, want := range []string{
+				`federation_cluster_ready{cluster="cluster1"} 1`,
+				`federation_cluster_probes_total{cluster="cluster2",result="Ready"}`,
+				`federation_cluster_probe_duration_seconds_count{cluster="cluster3"}`,
+			} {
+				if !strings.Contains(body, want) {
+					return fmt.Errorf("/metrics lacks %s", want)
+				}
+			}
+			return nil
+		}))
+	})
 
 	t.Run("the member account has only what the federated types need", func(t *testing.T) {
 		member, err := env.Client("cluster1")
@@ -181,4 +222,25 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 		_, err = u.kubectl().Run(ctx, "--context=fed", "get", "cluster", "cluster1")
 		assert.ErrorContains(t, err, "NotFound")
 	})
+}
+
+// httpGet fetches url and hands its body to check.
+func httpGet(ctx context.Context, url string, check func(body string) error) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return check(string(body))
 }
