@@ -10,7 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -195,4 +197,30 @@ func freePort() (int, error) {
 		return 0, errors.New("listener address is not TCP")
 	}
 	return addr.Port, nil
+}
+
+// request sends one HTTP request with an optional bearer token and body
+// and returns the status code and body.
+func (s *server) request(t *testing.T, method, path, token, contentType, body string) (int, string) {
+	t.Helper()
+	client := &http.Client{
+		Timeout:   30 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
+	}
+	req, err := http.NewRequest(method, s.url()+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("building %s %s: %v", method, path, err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode, readAll(resp.Body)
 }

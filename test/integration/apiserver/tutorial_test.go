@@ -1,0 +1,40 @@
+package apiserver
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// tutorialDeployment is the v1 federation tutorial's manifest, verbatim.
+const tutorialDeployment = `apiVersion: extensions/v1beta1
+kind: Deployment
+metadata:
+  name: nginx-deployment
+spec:
+  replicas: 2
+  template:
+    metadata:
+      labels:
+        app: nginx
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:alpine
+        ports:
+        - containerPort: 80
+`
+
+// TestTutorial follows the v1 tutorial: create the default namespace,
+// create its extensions/v1beta1 Deployment, scale it, and read it back as
+// apps/v1 with the selector defaulted from the template labels.
+func TestTutorial(t *testing.T) {
+	k := newKubectl(t, kubectls[0], shared.tokenConfig)
+	k.must(t, "", "create", "ns", "default")
+	k.must(t, tutorialDeployment, "create", "-f", "-")
+	k.must(t, "", "scale", "deploy", "nginx-deployment", "--replicas=3")
+	assert.Equal(t, "3", k.jsonpath(t, "deployments.apps", "default", "nginx-deployment", ".spec.replicas"))
+	assert.Equal(t, "nginx", k.jsonpath(t, "deployments.apps", "default", "nginx-deployment", ".spec.selector.matchLabels.app"))
+	assert.Equal(t, "Deployment", k.jsonpath(t, "deployments.v1beta1.extensions", "default", "nginx-deployment", ".kind"))
+	k.must(t, tutorialDeployment, "delete", "-f", "-", "--timeout=60s")
+}
