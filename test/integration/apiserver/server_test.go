@@ -42,8 +42,9 @@ type server struct {
 
 // startServer starts the binary with its files in dir and its embedded
 // etcd in dataDir, on a free port, and waits until it is ready. Starting
-// again with the same dir and dataDir restarts on the same data.
-func startServer(dir, dataDir string) (*server, error) {
+// again with the same dir and dataDir restarts on the same data. extraArgs
+// are added to the command line.
+func startServer(dir, dataDir string, extraArgs ...string) (*server, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", dir, err)
 	}
@@ -74,6 +75,7 @@ func startServer(dir, dataDir string) (*server, error) {
 		"--token-auth-file", tokens,
 		"--client-ca-file", certs.caFile,
 	)
+	s.cmd.Args = append(s.cmd.Args, extraArgs...)
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	if err := s.cmd.Start(); err != nil {
 		logFile.Close()
