@@ -6,7 +6,6 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-out="${1:-$root}" # verify-codegen.sh generates into a copy
 module="github.com/federation-v1/federation"
 cd "$root"
 
@@ -17,7 +16,7 @@ go tool deepcopy-gen \
 
 go tool openapi-gen \
 	--go-header-file hack/boilerplate.go.txt \
-	--output-dir "$out/pkg/generated/openapi" \
+	--output-dir "$root/pkg/generated/openapi" \
 	--output-pkg "$module/pkg/generated/openapi" \
 	--output-file zz_generated.openapi.go \
 	--output-model-name-file zz_generated.model_name.go \
