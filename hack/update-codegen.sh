@@ -25,3 +25,27 @@ go tool openapi-gen \
 	--readonly-pkg k8s.io/apimachinery/pkg/apis/meta/v1 \
 	"$module/pkg/apis/federation/v1beta1" \
 	k8s.io/api/extensions/v1beta1
+
+# Typed clientset, listers and informers of the federation group, for the
+# controller manager and kubefed.
+go tool client-gen \
+	--go-header-file hack/boilerplate.go.txt \
+	--clientset-name versioned \
+	--input-base "" \
+	--input "$module/pkg/apis/federation/v1beta1" \
+	--output-dir "$root/pkg/generated/clientset" \
+	--output-pkg "$module/pkg/generated/clientset"
+
+go tool lister-gen \
+	--go-header-file hack/boilerplate.go.txt \
+	--output-dir "$root/pkg/generated/listers" \
+	--output-pkg "$module/pkg/generated/listers" \
+	"$module/pkg/apis/federation/v1beta1"
+
+go tool informer-gen \
+	--go-header-file hack/boilerplate.go.txt \
+	--versioned-clientset-package "$module/pkg/generated/clientset/versioned" \
+	--listers-package "$module/pkg/generated/listers" \
+	--output-dir "$root/pkg/generated/informers" \
+	--output-pkg "$module/pkg/generated/informers" \
+	"$module/pkg/apis/federation/v1beta1"

@@ -1,0 +1,164 @@
+package kubefed
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/federation-v1/federation/pkg/localplane"
+)
+
+// initOptions are the options of `kubefed init`.
+type initOptions struct {
+	*globalFlags
+	name               string
+	local              bool
+	hostClusterContext string
+	dataDir            string
+	advertiseAddress   string
+	port               int
+	etcdServers        []string
+	dnsProvider        string
+	dnsZoneName        string
+	dnsProviderConfig  string
+	dryRun             bool
+	// find locates the control plane's binaries.
+	find func(program string) (string, error)
+}
+
+func newInitCommand(g *globalFlags, find func(string) (string, error)) *cobra.Command {
+	o := &initOptions{globalFlags: g, find: find}
+	cmd := &cobra.Command{
+		Use:   "init FEDERATION_NAME --local",
+		Short: "Create a federation control plane",
+		Long: `Create a federation control plane named FEDERATION_NAME.
+
+With --local the control plane runs on this machine, with no host cluster:
+federation-apiserver on its embedded etcd (or --etcd-servers), started as
+background processes whose credentials, data and logs live in the data folder
+(~/.federation/FEDERATION_NAME). A kubeconfig context FEDERATION_NAME is added;
+the current context is left alone.`,
+		Example: `  # A federation on this machine
+  kubefed init fed --local
+  kubectl --context=fed get clusters`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.complete(args); err != nil {
+				return err
+			}
+			if err := o.validate(); err != nil {
+				return err
+			}
+			return o.run(cmd, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.local, "local", false, "run the control plane on this machine instead of in a host cluster")
+	f.StringVar(&o.hostClusterContext, "host-cluster-context", "", "context of the host cluster to run the control plane in (not supported yet: use --local)")
+	f.StringVar(&o.dataDir, "data-dir", "", "folder of the local control plane (default ~/.federation/FEDERATION_NAME)")
+	f.StringVar(&o.advertiseAddress, "api-server-advertise-address", "", "address the apiserver binds and puts in its certificate (default 127.0.0.1)")
+	f.IntVar(&o.port, "api-server-port", 0, "port of the apiserver (default: a free port)")
+	f.StringSliceVar(&o.etcdServers, "etcd-servers", nil, "external etcd endpoints instead of the embedded etcd")
+	f.StringVar(&o.dnsProvider, "dns-provider", "", "DNS provider of the federation: coredns")
+	f.StringVar(&o.dnsZoneName, "dns-zone-name", "", "DNS zone of the federation, e.g. example.com.")
+	f.StringVar(&o.dnsProviderConfig, "dns-provider-config", "", "coredns-provider.conf of an existing etcd/CoreDNS")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print what would be done, and do nothing")
+	return cmd
+}
+
+func (o *initOptions) complete(args []string) error {
+	o.name = args[0]
+	if o.dataDir == "" {
+		dir, err := localplane.DefaultDir(o.name)
+		if err != nil {
+			return err
+		}
+		o.dataDir = dir
+	}
+	return nil
+}
+
+func (o *initOptions) validate() error {
+	var errs []error
+	if !o.local {
+		errs = append(errs, errors.New("running the control plane in a host cluster is not supported yet: use --local"))
+	}
+	if o.dnsProvider != "" || o.dnsZoneName != "" || o.dnsProviderConfig != "" {
+		errs = append(errs, errors.New("--dns-provider, --dns-zone-name and --dns-provider-config are not supported yet: the federation DNS server is still being built"))
+	}
+	return errors.Join(errs...)
+}
+
+func (o *initOptions) run(cmd *cobra.Command, out io.Writer) error {
+	plane, err := localplane.New(localplane.Options{
+		Name: o.name, Dir: o.dataDir, AdvertiseAddress: o.advertiseAddress,
+		Port: o.port, EtcdServers: o.etcdServers,
+	})
+	if err != nil {
+		return err
+	}
+	if o.dryRun {
+		fmt.Fprintf(out, "Would create federation %q in %s, served at %s, running:\n", o.name, o.dataDir, plane.Server)
+		for _, line := range plane.CommandLines(o.find) {
+			fmt.Fprintf(out, "  %s\n", line)
+		}
+		fmt.Fprintf(out, "and add the kubeconfig context %q (the current context stays).\n", o.name)
+		return nil
+	}
+	ctx := cmd.Context()
+	steps := []struct {
+		what string
+		do   func() error
+	}{
+		{"Creating federation control plane objects (credentials, data folder " + o.dataDir + ")", plane.Create},
+		{"Starting federation control plane processes", func() error { return plane.Start(o.find) }},
+	}
+	for _, s := range steps {
+		if err := step(out, s.what, s.do); err != nil {
+			return err
+		}
+	}
+	fmt.Fprint(out, "Waiting for federation control plane to come up")
+	if err := plane.WaitReady(ctx, func() { fmt.Fprint(out, ".") }); err != nil {
+		fmt.Fprintln(out, " failed")
+		return fmt.Errorf("%w\nlogs are in %s", err, plane.Dir+"/logs")
+	}
+	fmt.Fprintln(out, " done")
+	if err := step(out, "Creating a namespace "+localplane.SystemNamespace+" for federation system components", func() error {
+		return plane.EnsureSystemNamespace(ctx)
+	}); err != nil {
+		return err
+	}
+	if err := step(out, "Updating kubeconfig", func() error {
+		cfg, err := plane.AdminKubeconfig()
+		if err != nil {
+			return err
+		}
+		return addContext(o.pathOptions(), o.name, cfg)
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Federation API server is running at: %s\n", plane.Server)
+	return nil
+}
+
+// step prints "what... done" (or "failed") around do, as v1's kubefed did.
+func step(out io.Writer, what string, do func() error) error {
+	fmt.Fprintf(out, "%s...", what)
+	if err := do(); err != nil {
+		fmt.Fprintln(out, " failed")
+		return err
+	}
+	fmt.Fprintln(out, " done")
+	return nil
+}
+
+// planeDir is the data folder of the named federation, from --data-dir or the default.
+func planeDir(name, dataDir string) (string, error) {
+	if dataDir != "" {
+		return dataDir, nil
+	}
+	return localplane.DefaultDir(name)
+}

@@ -1,0 +1,89 @@
+package localplane
+
+import (
+	"os"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/federation-v1/federation/pkg/pki"
+)
+
+// Files of the plane's credentials, relative to its folder.
+const (
+	caCert          = "pki/ca.crt"
+	caKey           = "pki/ca.key"
+	servingCert     = "pki/apiserver.crt"
+	servingKey      = "pki/apiserver.key"
+	adminCert       = "pki/admin.crt"
+	adminKey        = "pki/admin.key"
+	controllersCert = "pki/controller-manager.crt"
+	controllersKey  = "pki/controller-manager.key"
+	// ControllerManagerKubeconfig is how federation-controller-manager reaches the apiserver.
+	ControllerManagerKubeconfig = "controller-manager.kubeconfig"
+)
+
+// Identities of the plane's clients. Authorization is allow-all for
+// authenticated users until RBAC comes, so the groups are what a later
+// RBAC set-up will bind.
+const (
+	adminUser       = "admin"
+	adminGroup      = "system:masters"
+	controllersUser = "system:federation-controller-manager"
+)
+
+// createCredentials writes a new CA, the apiserver's serving certificate and
+// the client certificates of the admin and the controller manager.
+func (p *Plane) createCredentials() error {
+	if err := os.MkdirAll(p.path("pki"), 0o700); err != nil {
+		return err
+	}
+	ca, err := pki.NewCA("federation-" + p.Name + "-ca")
+	if err != nil {
+		return err
+	}
+	if err := ca.WriteFiles(p.path(caCert), p.path(caKey)); err != nil {
+		return err
+	}
+	if err := ca.IssueServing(p.path(servingCert), p.path(servingKey), "federation-apiserver", p.AdvertiseAddress); err != nil {
+		return err
+	}
+	if err := ca.IssueClient(p.path(adminCert), p.path(adminKey), adminUser, adminGroup); err != nil {
+		return err
+	}
+	if err := ca.IssueClient(p.path(controllersCert), p.path(controllersKey), controllersUser, adminGroup); err != nil {
+		return err
+	}
+	cfg, err := p.kubeconfig(controllersCert, controllersKey)
+	if err != nil {
+		return err
+	}
+	return clientcmd.WriteToFile(*cfg, p.path(ControllerManagerKubeconfig))
+}
+
+// AdminKubeconfig returns a kubeconfig whose cluster, user and context are
+// all named after the federation, with the CA and admin credentials embedded.
+func (p *Plane) AdminKubeconfig() (*clientcmdapi.Config, error) {
+	return p.kubeconfig(adminCert, adminKey)
+}
+
+func (p *Plane) kubeconfig(certFile, keyFile string) (*clientcmdapi.Config, error) {
+	ca, err := os.ReadFile(p.path(caCert))
+	if err != nil {
+		return nil, err
+	}
+	certPEM, err := os.ReadFile(p.path(certFile))
+	if err != nil {
+		return nil, err
+	}
+	keyPEM, err := os.ReadFile(p.path(keyFile))
+	if err != nil {
+		return nil, err
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[p.Name] = &clientcmdapi.Cluster{Server: p.Server, CertificateAuthorityData: ca}
+	cfg.AuthInfos[p.Name] = &clientcmdapi.AuthInfo{ClientCertificateData: certPEM, ClientKeyData: keyPEM}
+	cfg.Contexts[p.Name] = &clientcmdapi.Context{Cluster: p.Name, AuthInfo: p.Name}
+	cfg.CurrentContext = p.Name
+	return cfg, nil
+}

@@ -1,0 +1,219 @@
+package localplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/federation-v1/federation/pkg/localprocess"
+)
+
+// SystemNamespace holds the federation's own objects (member credentials);
+// it is never propagated.
+const SystemNamespace = "federation-system"
+
+// APIServer is the program name of the federation apiserver.
+const APIServer = "federation-apiserver"
+
+// readyTimeout bounds the wait for a starting apiserver.
+const readyTimeout = 90 * time.Second
+
+// New plans a plane from opts without touching the disk: it validates them,
+// refuses a folder that already holds a plane (so nothing of it changes), and
+// picks the port.
+func New(opts Options) (*Plane, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if existing, err := Load(opts.Dir); err == nil {
+		if existing.Running() {
+			return nil, fmt.Errorf("federation %q already runs at %s (folder %s); nothing changed", opts.Name, existing.Server, opts.Dir)
+		}
+		return nil, fmt.Errorf("federation %q exists but is stopped (folder %s); nothing changed: start it with `kubefed start %s`, or remove it with `kubefed delete %s --local`", opts.Name, opts.Dir, opts.Name, opts.Name)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if opts.Port == 0 {
+		port, err := freePort(bindAddress(opts))
+		if err != nil {
+			return nil, err
+		}
+		opts.Port = port
+	}
+	p := &Plane{Options: opts, Processes: map[string]*localprocess.Process{}}
+	host := "127.0.0.1"
+	if opts.AdvertiseAddress != "" {
+		host = opts.AdvertiseAddress
+	}
+	p.Server = "https://" + net.JoinHostPort(host, strconv.Itoa(opts.Port))
+	return p, nil
+}
+
+// Create writes the planned plane to its folder: credentials and state.
+func (p *Plane) Create() error {
+	if err := os.MkdirAll(p.path("logs"), 0o700); err != nil {
+		return err
+	}
+	if err := p.createCredentials(); err != nil {
+		return fmt.Errorf("creating credentials for federation %q: %w", p.Name, err)
+	}
+	return p.save()
+}
+
+// CommandLines are the programs Start would run, for --dry-run.
+func (p *Plane) CommandLines(find func(program string) (string, error)) []string {
+	var lines []string
+	for _, prog := range programs {
+		path, err := find(prog.name)
+		if err != nil {
+			path = prog.name + " (not found: " + err.Error() + ")"
+		}
+		lines = append(lines, path+" "+strings.Join(prog.args(p), " "))
+	}
+	return lines
+}
+
+// Start starts every program of the plane that is not running, with the
+// binaries found by find.
+func (p *Plane) Start(find func(program string) (string, error)) error {
+	for _, prog := range programs {
+		if p.Processes[prog.name].Alive() {
+			continue
+		}
+		path, err := find(prog.name)
+		if err != nil {
+			return err
+		}
+		proc := &localprocess.Process{
+			Name: prog.name,
+			Path: path,
+			Args: prog.args(p),
+			Log:  p.path("logs", prog.name+".log"),
+		}
+		if err := proc.Start(true); err != nil {
+			return err
+		}
+		p.Processes[prog.name] = proc
+		if err := p.save(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WaitReady waits until the apiserver answers /readyz, calling tick about
+// once a second so that a person sees progress.
+func (p *Plane) WaitReady(ctx context.Context, tick func()) error {
+	client, err := p.AdminClient()
+	if err != nil {
+		return err
+	}
+	last := time.Now()
+	return localprocess.WaitFor(ctx, readyTimeout, "federation-apiserver /readyz", p.Processes[APIServer], func() error {
+		if tick != nil && time.Since(last) >= time.Second {
+			tick()
+			last = time.Now()
+		}
+		_, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err
+	})
+}
+
+// EnsureSystemNamespace creates the federation-system namespace.
+func (p *Plane) EnsureSystemNamespace(ctx context.Context) error {
+	client, err := p.AdminClient()
+	if err != nil {
+		return err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: SystemNamespace}}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", SystemNamespace, err)
+	}
+	return nil
+}
+
+// Stop stops every program of the plane; its data stays.
+func (p *Plane) Stop() error {
+	var errs []error
+	for i := len(programs) - 1; i >= 0; i-- {
+		if proc := p.Processes[programs[i].name]; proc != nil {
+			errs = append(errs, proc.Stop(15*time.Second))
+		}
+	}
+	return errors.Join(append(errs, p.save())...)
+}
+
+// Delete stops the plane and removes its folder.
+func (p *Plane) Delete() error {
+	if err := p.Stop(); err != nil {
+		return err
+	}
+	return os.RemoveAll(p.Dir)
+}
+
+// AdminClient is a clientset with the plane's admin credentials.
+func (p *Plane) AdminClient() (kubernetes.Interface, error) {
+	cfg, err := p.AdminKubeconfig()
+	if err != nil {
+		return nil, err
+	}
+	rest, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(rest)
+}
+
+// FindBinary looks for program beside the running executable, then on PATH.
+func FindBinary(program string) (string, error) {
+	if self, err := os.Executable(); err == nil {
+		candidate := filepath.Join(filepath.Dir(self), program)
+		if _, err := os.Stat(candidate); err == nil {
+			return candidate, nil
+		}
+	}
+	path, err := execLookPath(program)
+	if err != nil {
+		return "", fmt.Errorf("%s not found beside kubefed or on PATH (build it with `make build`): %w", program, err)
+	}
+	return path, nil
+}
+
+func bindAddress(o Options) string {
+	if o.AdvertiseAddress != "" {
+		return o.AdvertiseAddress
+	}
+	return "127.0.0.1"
+}
+
+func freePort(host string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port on %s: %w", host, err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// joinNonEmpty joins the non-empty strings with commas.
+func joinNonEmpty(items []string) string {
+	var out []string
+	for _, s := range items {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, ",")
+}

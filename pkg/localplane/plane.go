@@ -1,0 +1,107 @@
+// Package localplane runs a federation control plane on this machine, with
+// no host cluster: federation-apiserver on its embedded etcd (or an external
+// one) and the federation's other programs, as detached processes whose
+// credentials, data, logs and state live in one folder (~/.federation/NAME).
+// It is what `kubefed init NAME --local`, `kubefed stop|start NAME` and
+// `kubefed delete NAME --local` act on.
+package localplane
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/federation-v1/federation/pkg/localprocess"
+)
+
+// stateFile is the plane's state in its folder.
+const stateFile = "federation.json"
+
+// Options describe a new local control plane.
+type Options struct {
+	// Name of the federation: also its kubeconfig cluster, user and context.
+	Name string
+	// Dir holds everything of the plane.
+	Dir string
+	// AdvertiseAddress is added to the serving certificate and, when set,
+	// is the address the apiserver binds; otherwise it binds 127.0.0.1.
+	AdvertiseAddress string
+	// Port of the apiserver; 0 picks a free one.
+	Port int
+	// EtcdServers: an external etcd; empty runs the embedded one.
+	EtcdServers []string
+}
+
+// Validate checks the options a person gives.
+func (o Options) Validate() error {
+	if errs := validation.IsDNS1123Label(o.Name); len(errs) > 0 {
+		return fmt.Errorf("federation name %q: %s", o.Name, errs[0])
+	}
+	if o.Dir == "" {
+		return fmt.Errorf("federation %q: no data folder", o.Name)
+	}
+	if o.Port < 0 || o.Port > 65535 {
+		return fmt.Errorf("--api-server-port %d: want 1-65535, or 0 for a free port", o.Port)
+	}
+	return nil
+}
+
+// DefaultDir is where a plane lives unless told otherwise: ~/.federation/NAME.
+func DefaultDir(name string) (string, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the home folder for ~/.federation: %w", err)
+	}
+	return filepath.Join(home, ".federation", name), nil
+}
+
+// Plane is a local control plane, as saved in its state file.
+type Plane struct {
+	Options
+	// Server is the apiserver's URL.
+	Server string `json:"server"`
+	// Processes by program name.
+	Processes map[string]*localprocess.Process `json:"processes"`
+}
+
+// Load reads the plane in dir; a missing plane is an os.ErrNotExist error.
+func Load(dir string) (*Plane, error) {
+	data, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if err != nil {
+		return nil, err
+	}
+	p := &Plane{}
+	if err := json.Unmarshal(data, p); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, stateFile), err)
+	}
+	return p, nil
+}
+
+// Running reports whether any program of the plane runs.
+func (p *Plane) Running() bool {
+	for _, proc := range p.Processes {
+		if proc.Alive() {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Plane) save() error {
+	data, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := p.path(stateFile + ".tmp")
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p.path(stateFile))
+}
+
+func (p *Plane) path(parts ...string) string {
+	return filepath.Join(append([]string{p.Dir}, parts...)...)
+}

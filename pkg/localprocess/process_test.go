@@ -1,0 +1,46 @@
+package localprocess
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestProcessLifecycle runs a real program: start, find it as a leftover of
+// its run folder, stop it, and see it gone.
+func TestProcessLifecycle(t *testing.T) {
+	dir := t.TempDir()
+	sleep, err := exec.LookPath("sleep")
+	require.NoError(t, err)
+	// FindMentioning recognises programs by name, so run sleep under another.
+	program := filepath.Join(dir, "etcd")
+	require.NoError(t, os.Symlink(sleep, program))
+
+	p := &Process{Name: "sleeper", Path: program, Args: []string{"300"}, Log: filepath.Join(dir, "sleeper.log")}
+	require.NoError(t, p.Start(false))
+	t.Cleanup(func() { _ = p.Stop(time.Second) })
+
+	assert.True(t, p.Alive())
+	// Seen from another process (the state file), liveness comes from /proc.
+	loaded := &Process{Name: p.Name, Path: p.Path, Pid: p.Pid}
+	assert.True(t, loaded.Alive())
+	reused := &Process{Name: "other", Path: "/usr/bin/other", Pid: p.Pid}
+	assert.False(t, reused.Alive(), "a pid now running another program is not ours")
+
+	found := FindMentioning(dir, map[string]bool{"etcd": true})
+	require.Len(t, found, 1, "a process whose command line names the folder is found")
+	assert.Equal(t, p.Pid, found[0].Pid)
+	require.NoError(t, found[0].Stop(5*time.Second), "a found process can be stopped")
+	assert.False(t, p.Alive())
+
+	assert.Empty(t, FindMentioning(dir, map[string]bool{"etcd": true}))
+
+	log, err := os.ReadFile(p.Log)
+	require.NoError(t, err)
+	assert.Contains(t, string(log), "starting "+program+" 300")
+}

@@ -1,0 +1,232 @@
+package memberenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/federation-v1/federation/pkg/localprocess"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// The programs of one member, in start order.
+const (
+	KubeAPIServer         = "kube-apiserver"
+	KubeControllerManager = "kube-controller-manager"
+	KubeScheduler         = "kube-scheduler"
+	Kwok                  = "kwok"
+	LoadBalancer          = "loadbalancer"
+)
+
+var memberComponents = []string{KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok, LoadBalancer}
+
+// Member is one member cluster of the environment.
+type Member struct {
+	Spec  ClusterSpec `json:"spec"`
+	Index int         `json:"index"`
+	// Dir holds the member's certificates, token file and kubeconfigs.
+	Dir string `json:"dir"`
+	// Server is the URL of the member's kube-apiserver.
+	Server string `json:"server"`
+	// Ports of the member's programs; kept across restarts.
+	Ports map[string]int `json:"ports"`
+	// Tokens of the member's users: admin and one per program.
+	Tokens map[string]string `json:"tokens"`
+	// PodCIDR is where kwok takes pod IPs from.
+	PodCIDR string `json:"podCIDR"`
+	// LoadBalancerPool is where the load-balancer simulator takes addresses from.
+	LoadBalancerPool string                           `json:"loadBalancerPool"`
+	Processes        map[string]*localprocess.Process `json:"processes"`
+}
+
+// users of a member apiserver: name → (user, groups). The controller manager
+// and scheduler get the identities that Kubernetes' bootstrap RBAC expects;
+// kwok plays every kubelet and the load-balancer simulator the cloud.
+var users = map[string]credential{
+	"admin":               {User: "admin", Groups: []string{"system:masters"}},
+	KubeControllerManager: {User: "system:kube-controller-manager"},
+	KubeScheduler:         {User: "system:kube-scheduler"},
+	Kwok:                  {User: "kwok", Groups: []string{"system:masters"}},
+	LoadBalancer:          {User: "loadbalancer-simulator", Groups: []string{"system:masters"}},
+}
+
+// newMember prepares a member's folder: ports, credentials, serving
+// certificate and a kubeconfig for each of its programs.
+func (e *Environment) newMember(index int, spec ClusterSpec) (*Member, error) {
+	if index > 90 {
+		return nil, fmt.Errorf("memberenv: at most 90 members (pod CIDRs are 10.<n>.0.0/16 below the service range), asked for %d", index)
+	}
+	m := &Member{
+		Spec:             spec,
+		Index:            index,
+		Dir:              filepath.Join(e.Dir, spec.Name),
+		Ports:            map[string]int{},
+		Tokens:           map[string]string{},
+		PodCIDR:          fmt.Sprintf("10.%d.0.1/16", index),
+		LoadBalancerPool: fmt.Sprintf("127.1.%d.0/24", index),
+		Processes:        map[string]*localprocess.Process{},
+	}
+	if err := os.MkdirAll(m.Dir, 0o700); err != nil {
+		return nil, err
+	}
+	for _, c := range []string{KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok} {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		m.Ports[c] = port
+	}
+	m.Server = fmt.Sprintf("https://127.0.0.1:%d", m.Ports[KubeAPIServer])
+
+	var creds []credential
+	for name, u := range users {
+		c, err := newCredential(u.User, u.Groups...)
+		if err != nil {
+			return nil, err
+		}
+		m.Tokens[name] = c.Token
+		creds = append(creds, c)
+	}
+	if err := writeTokenFile(m.path("tokens.csv"), creds); err != nil {
+		return nil, err
+	}
+	ca, err := e.PKI.ca()
+	if err != nil {
+		return nil, err
+	}
+	if err := ca.IssueServing(m.path("apiserver.crt"), m.path("apiserver.key"), spec.Name, "kubernetes", "kubernetes.default", "kubernetes.default.svc"); err != nil {
+		return nil, err
+	}
+	caPEM, err := os.ReadFile(e.PKI.CACert)
+	if err != nil {
+		return nil, err
+	}
+	for name := range users {
+		entry := contextEntry{Name: spec.Name, Server: m.Server, Token: m.Tokens[name]}
+		if err := writeKubeconfig(m.kubeconfig(name), caPEM, entry); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *Member) path(name string) string { return filepath.Join(m.Dir, name) }
+
+// kubeconfig is the path of the kubeconfig a member's user connects with.
+func (m *Member) kubeconfig(user string) string { return m.path(user + ".kubeconfig") }
+
+// startMember starts every program of m and waits until the member can run pods.
+func (e *Environment) startMember(ctx context.Context, m *Member) error {
+	if err := e.StartAPIServer(ctx, m.Spec.Name); err != nil {
+		return err
+	}
+	client, err := e.Client(m.Spec.Name)
+	if err != nil {
+		return err
+	}
+	if err := ensureNodes(ctx, client, m.Spec); err != nil {
+		return fmt.Errorf("cluster %s: %w", m.Spec.Name, err)
+	}
+	for _, c := range memberComponents[1:] {
+		if err := e.startProcess(m, c); err != nil {
+			return err
+		}
+	}
+	return e.waitSchedulable(ctx, m, client)
+}
+
+// StartAPIServer starts the named member's kube-apiserver and waits for /readyz.
+func (e *Environment) StartAPIServer(ctx context.Context, name string) error {
+	m := e.Member(name)
+	if m == nil {
+		return fmt.Errorf("memberenv: no cluster named %q", name)
+	}
+	if err := e.startProcess(m, KubeAPIServer); err != nil {
+		return err
+	}
+	client, err := e.Client(name)
+	if err != nil {
+		return err
+	}
+	return localprocess.WaitFor(ctx, 90*time.Second, name+" kube-apiserver /readyz", m.Processes[KubeAPIServer], func() error {
+		_, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err
+	})
+}
+
+// StopAPIServer stops the named member's kube-apiserver only: the member
+// becomes unreachable while its other programs keep running.
+func (e *Environment) StopAPIServer(name string) error {
+	m := e.Member(name)
+	if m == nil {
+		return fmt.Errorf("memberenv: no cluster named %q", name)
+	}
+	return e.stopProcesses(m, KubeAPIServer)
+}
+
+// StopMember stops every program of the named member; its data stays in etcd.
+func (e *Environment) StopMember(name string) error {
+	m := e.Member(name)
+	if m == nil {
+		return fmt.Errorf("memberenv: no cluster named %q", name)
+	}
+	return e.stopProcesses(m, memberComponents...)
+}
+
+// StartMember starts every program of a stopped member again, on the same
+// ports and data, and waits until it can run pods.
+func (e *Environment) StartMember(ctx context.Context, name string) error {
+	m := e.Member(name)
+	if m == nil {
+		return fmt.Errorf("memberenv: no cluster named %q", name)
+	}
+	return e.startMember(ctx, m)
+}
+
+// startProcess starts one program of m unless it already runs.
+func (e *Environment) startProcess(m *Member, component string) error {
+	if m.Processes[component].Alive() {
+		return nil
+	}
+	p := &localprocess.Process{
+		Name: m.Spec.Name + "/" + component,
+		Path: e.programPath(component),
+		Args: e.args(m, component),
+		Log:  filepath.Join(e.Dir, "logs", m.Spec.Name+"-"+component+".log"),
+	}
+	if err := p.Start(e.Detached); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	m.Processes[component] = p
+	e.mu.Unlock()
+	return e.save()
+}
+
+// stopProcesses stops the given programs of m, in reverse start order.
+func (e *Environment) stopProcesses(m *Member, components ...string) error {
+	var errs []error
+	for i := len(components) - 1; i >= 0; i-- {
+		if p := m.Processes[components[i]]; p != nil {
+			errs = append(errs, p.Stop(10*time.Second))
+		}
+	}
+	errs = append(errs, e.save())
+	return errors.Join(errs...)
+}
+
+func (e *Environment) programPath(component string) string {
+	switch component {
+	case KubeAPIServer:
+		return e.Binaries.KubeAPIServer
+	case KubeControllerManager:
+		return e.Binaries.KubeControllerManager
+	case KubeScheduler:
+		return e.Binaries.KubeScheduler
+	case Kwok:
+		return e.Binaries.Kwok
+	default:
+		return e.Binaries.MemberEnv
+	}
+}
