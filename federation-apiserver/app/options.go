@@ -109,9 +109,12 @@ func (o *Options) Validate() error {
 }
 
 // selfSignedCert generates a serving certificate into --cert-dir when none
-// is given.
+// is given, valid for localhost, the loopback addresses and --bind-address.
 func (o *Options) selfSignedCert() error {
 	ips := []net.IP{netutils.ParseIPSloppy("127.0.0.1"), netutils.ParseIPSloppy("::1")}
+	if bind := o.SecureServing.BindAddress; bind != nil && !bind.IsUnspecified() && !bind.IsLoopback() {
+		ips = append(ips, bind)
+	}
 	if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, ips); err != nil {
 		return fmt.Errorf("creating a self-signed serving certificate in %s: %w", o.SecureServing.ServerCert.CertDirectory, err)
 	}

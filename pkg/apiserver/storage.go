@@ -41,7 +41,7 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64) (legacy
 	}
 	core.VersionedResourcesStorageMap["v1"] = coreV1
 
-	workloads, err := workloadStorage(getter)
+	workloads, rollback, err := workloadStorage(getter)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -60,6 +60,8 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64) (legacy
 	extensionsV1beta1 := map[string]rest.Storage{
 		"ingresses":        legacyAlias{ingress.Store},
 		"ingresses/status": ingressStatus,
+		// v1 served rollback; apps/v1 has none (kubectl rolls back itself).
+		"deployments/rollback": rollback,
 	}
 	for name, storage := range workloads {
 		switch st := storage.(type) {
@@ -152,19 +154,20 @@ func coreStorage(getter generic.RESTOptionsGetter, eventTTLSeconds uint64) (map[
 }
 
 // workloadStorage builds the storage of the served apps resources, shared by
-// apps/v1 and extensions/v1beta1.
-func workloadStorage(getter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+// apps/v1 and extensions/v1beta1, and the deployments/rollback storage that
+// only extensions/v1beta1 serves.
+func workloadStorage(getter generic.RESTOptionsGetter) (map[string]rest.Storage, rest.Storage, error) {
 	deployments, err := deploymentstore.NewStorage(getter)
 	if err != nil {
-		return nil, fmt.Errorf("creating deployment storage: %w", err)
+		return nil, nil, fmt.Errorf("creating deployment storage: %w", err)
 	}
 	replicaSets, err := replicasetstore.NewStorage(getter)
 	if err != nil {
-		return nil, fmt.Errorf("creating replicaset storage: %w", err)
+		return nil, nil, fmt.Errorf("creating replicaset storage: %w", err)
 	}
 	daemonSets, daemonSetStatus, err := daemonsetstore.NewREST(getter)
 	if err != nil {
-		return nil, fmt.Errorf("creating daemonset storage: %w", err)
+		return nil, nil, fmt.Errorf("creating daemonset storage: %w", err)
 	}
 	return map[string]rest.Storage{
 		"deployments":        deployments.Deployment,
@@ -175,7 +178,7 @@ func workloadStorage(getter generic.RESTOptionsGetter) (map[string]rest.Storage,
 		"replicasets/scale":  replicaSets.Scale,
 		"daemonsets":         daemonSets,
 		"daemonsets/status":  daemonSetStatus,
-	}, nil
+	}, deployments.Rollback, nil
 }
 
 // legacyAlias serves a store under extensions/v1beta1 without the short

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,8 +27,9 @@ spec:
 `
 
 // TestTutorial follows the v1 tutorial: create the default namespace,
-// create its extensions/v1beta1 Deployment, scale it, and read it back as
-// apps/v1 with the selector defaulted from the template labels.
+// create its extensions/v1beta1 Deployment, scale it, read it back as
+// apps/v1 with the selector defaulted from the template labels, and roll it
+// back through extensions/v1beta1.
 func TestTutorial(t *testing.T) {
 	k := newKubectl(t, kubectls[0], shared.tokenConfig)
 	k.must(t, "", "create", "ns", "default")
@@ -36,5 +38,11 @@ func TestTutorial(t *testing.T) {
 	assert.Equal(t, "3", k.jsonpath(t, "deployments.apps", "default", "nginx-deployment", ".spec.replicas"))
 	assert.Equal(t, "nginx", k.jsonpath(t, "deployments.apps", "default", "nginx-deployment", ".spec.selector.matchLabels.app"))
 	assert.Equal(t, "Deployment", k.jsonpath(t, "deployments.v1beta1.extensions", "default", "nginx-deployment", ".kind"))
+
+	// v1 served deployments/rollback under extensions/v1beta1.
+	status, body := shared.request(t, http.MethodPost, "/apis/extensions/v1beta1/namespaces/default/deployments/nginx-deployment/rollback",
+		goodToken, "application/json", `{"apiVersion":"extensions/v1beta1","kind":"DeploymentRollback","name":"nginx-deployment","rollbackTo":{"revision":1}}`)
+	assert.Equal(t, http.StatusCreated, status, body)
+	assert.Equal(t, `{"revision":1}`, k.jsonpath(t, "deployments.v1beta1.extensions", "default", "nginx-deployment", ".spec.rollbackTo"))
 	k.must(t, tutorialDeployment, "delete", "-f", "-", "--timeout=60s")
 }
