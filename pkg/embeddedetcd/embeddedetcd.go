@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -18,23 +19,33 @@ const startTimeout = 60 * time.Second
 
 // Server is a running embedded etcd.
 type Server struct {
-	etcd *embed.Etcd
+	etcd      *embed.Etcd
+	clientURL string
 }
 
-// Start runs an etcd member with its data in dataDir, serving clients on a
-// free port of 127.0.0.1 (see ClientURL).
+// Start runs an etcd member with its data in dataDir/etcd, serving clients
+// on a unix socket in that directory (see ClientURL), which only the owner
+// of the data can reach. Its peer port, on 127.0.0.1, is never dialled: the
+// member is alone.
 func Start(dataDir string) (*Server, error) {
 	cfg := embed.NewConfig()
 	cfg.Name = "federation"
 	cfg.Dir = filepath.Join(dataDir, "etcd")
 	cfg.Logger = "zap"
 	cfg.LogLevel = "error"
-	// etcd dials its own advertised client address, so the port must be
-	// known before it starts.
-	clientURL, err := freeLocalURL()
-	if err != nil {
-		return nil, err
+	// Clients reach etcd through a unix socket in the data directory, so
+	// that only users who can read the data can reach it. etcd dials its own
+	// advertised client address.
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the embedded etcd directory %s: %w", cfg.Dir, err)
 	}
+	socket, err := filepath.Abs(filepath.Join(cfg.Dir, "client.sock"))
+	if err != nil {
+		return nil, fmt.Errorf("locating the embedded etcd socket: %w", err)
+	}
+	// etcd wants host:port even for a socket: the file is named
+	// "client.sock:0".
+	clientURL := url.URL{Scheme: "unix", Host: socket + ":0"}
 	peerURL, err := freeLocalURL()
 	if err != nil {
 		return nil, err
@@ -59,7 +70,7 @@ func Start(dataDir string) (*Server, error) {
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd in %s not ready after %s", cfg.Dir, startTimeout)
 	}
-	return &Server{etcd: e}, nil
+	return &Server{etcd: e, clientURL: "unix://" + clientURL.Host}, nil
 }
 
 // freeLocalURL returns an http URL on a port of 127.0.0.1 that was free a
@@ -75,7 +86,12 @@ func freeLocalURL() (url.URL, error) {
 
 // ClientURL is the address clients reach the etcd at.
 func (s *Server) ClientURL() string {
-	return "http://" + s.etcd.Clients[0].Addr().String()
+	return s.clientURL
+}
+
+// Err reports errors that stop the etcd from serving.
+func (s *Server) Err() <-chan error {
+	return s.etcd.Err()
 }
 
 // Stop shuts the etcd down and waits until it has.
