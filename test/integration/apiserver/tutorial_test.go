@@ -26,10 +26,29 @@ spec:
         - containerPort: 80
 `
 
+// tutorialService is the v1 federation tutorial's Service, verbatim.
+const tutorialService = `apiVersion: v1
+kind: Service
+metadata:
+  name: nginx
+  labels:
+    app: nginx
+spec:
+  type: LoadBalancer
+  ports:
+  - port: 80
+    targetPort: 80
+    protocol: TCP
+    name: http
+  selector:
+    app: nginx
+`
+
 // TestTutorial follows the v1 tutorial: create the default namespace,
 // create its extensions/v1beta1 Deployment, scale it, read it back as
 // apps/v1 with the selector defaulted from the template labels, and roll it
-// back through extensions/v1beta1.
+// back through extensions/v1beta1; create the tutorial's Service and
+// describe both.
 func TestTutorial(t *testing.T) {
 	k := newKubectl(t, kubectls[0], shared.tokenConfig)
 	k.must(t, "", "create", "ns", "default")
@@ -44,5 +63,13 @@ func TestTutorial(t *testing.T) {
 		goodToken, "application/json", `{"apiVersion":"extensions/v1beta1","kind":"DeploymentRollback","name":"nginx-deployment","rollbackTo":{"revision":1}}`)
 	assert.Equal(t, http.StatusCreated, status, body)
 	assert.Equal(t, `{"revision":1}`, k.jsonpath(t, "deployments.v1beta1.extensions", "default", "nginx-deployment", ".spec.rollbackTo"))
-	k.must(t, tutorialDeployment, "delete", "-f", "-", "--timeout=60s")
+	out := k.must(t, "", "describe", "deploy", "nginx-deployment")
+	assert.Contains(t, out, "Replicas:")
+
+	k.must(t, tutorialService, "create", "-f", "-")
+	out = k.must(t, "", "describe", "services", "nginx")
+	assert.Contains(t, out, "LoadBalancer")
+	assert.Contains(t, out, "http  80/TCP")
+
+	k.must(t, tutorialDeployment+"---\n"+tutorialService, "delete", "-f", "-", "--timeout=60s")
 }
