@@ -5,7 +5,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/registry/generic"
-	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
@@ -53,30 +52,8 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64) (legacy
 	apps := newGroup("apps")
 	apps.VersionedResourcesStorageMap["v1"] = workloads
 
-	// extensions/v1beta1 serves the same stores as apps/v1 and
-	// networking.k8s.io/v1, so v1-era manifests are stored as the current
-	// versions and readable through both.
 	extensions := newGroup("extensions")
-	extensionsV1beta1 := map[string]rest.Storage{
-		"ingresses":        legacyAlias{ingress.Store},
-		"ingresses/status": ingressStatus,
-		// v1 served rollback; apps/v1 has none (kubectl rolls back itself).
-		"deployments/rollback": rollback,
-	}
-	for name, storage := range workloads {
-		switch st := storage.(type) {
-		case *deploymentstore.REST:
-			storage = legacyAlias{st.Store}
-		case *replicasetstore.REST:
-			storage = legacyAlias{st.Store}
-		case *daemonsetstore.REST:
-			storage = legacyAlias{st.Store}
-		case scaleStorage:
-			storage = legacyScale{st}
-		}
-		extensionsV1beta1[name] = storage
-	}
-	extensions.VersionedResourcesStorageMap["v1beta1"] = extensionsV1beta1
+	extensions.VersionedResourcesStorageMap["v1beta1"] = extensionsStorage(workloads, rollback, ingress, ingressStatus)
 
 	networking := newGroup("networking.k8s.io")
 	networking.VersionedResourcesStorageMap["v1"] = map[string]rest.Storage{
@@ -179,11 +156,4 @@ func workloadStorage(getter generic.RESTOptionsGetter) (map[string]rest.Storage,
 		"daemonsets":         daemonSets,
 		"daemonsets/status":  daemonSetStatus,
 	}, deployments.Rollback, nil
-}
-
-// legacyAlias serves a store under extensions/v1beta1 without the short
-// names and categories it has in its current group, so that "deploy" or
-// "all" resolve to one resource only (kubectl warns otherwise).
-type legacyAlias struct {
-	*genericregistry.Store
 }
