@@ -88,6 +88,7 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64) (legacy
 		return nil, nil, fmt.Errorf("creating cluster storage: %w", err)
 	}
 	fed := newGroup(federation.GroupName)
+	fed.NegotiatedSerializer = withoutProtobuf{fed.NegotiatedSerializer}
 	fed.VersionedResourcesStorageMap["v1beta1"] = map[string]rest.Storage{
 		"clusters":        cluster,
 		"clusters/status": clusterStatus,

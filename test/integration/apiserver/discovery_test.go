@@ -115,6 +115,20 @@ func TestEndpoints(t *testing.T) {
 	assert.Contains(t, body, "serverAddressByClientCIDRs")
 }
 
+// TestContentTypes checks that clients preferring protobuf get it for
+// Kubernetes types and fall back to JSON for Clusters, which have no
+// protobuf encoding.
+func TestContentTypes(t *testing.T) {
+	const protobufFirst = "application/vnd.kubernetes.protobuf, application/json"
+	status, body := shared.request(t, http.MethodGet, "/apis/federation/v1beta1/clusters", goodToken, "", "", "Accept", protobufFirst)
+	assert.Equal(t, http.StatusOK, status, body)
+	assert.Contains(t, body, `"kind":"ClusterList"`)
+
+	status, body = shared.request(t, http.MethodGet, "/api/v1/namespaces", goodToken, "", "", "Accept", protobufFirst)
+	assert.Equal(t, http.StatusOK, status, body)
+	assert.True(t, strings.HasPrefix(body, "k8s\x00"), "namespaces not served as protobuf")
+}
+
 // sortedLines splits output into sorted, non-empty lines.
 func sortedLines(out string) []string {
 	var lines []string

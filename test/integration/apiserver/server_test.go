@@ -125,9 +125,9 @@ current-context: federation
 	return nil
 }
 
-// request sends one HTTP request with an optional bearer token and body
-// and returns the status code and body.
-func (s *server) request(t *testing.T, method, path, token, contentType, body string) (int, string) {
+// request sends one HTTP request with an optional bearer token, body and
+// more headers (name, value, ...) and returns the status code and body.
+func (s *server) request(t *testing.T, method, path, token, contentType, body string, headers ...string) (int, string) {
 	t.Helper()
 	client := &http.Client{
 		Timeout:   30 * time.Second,
@@ -142,6 +142,9 @@ func (s *server) request(t *testing.T, method, path, token, contentType, body st
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
 	}
 	resp, err := client.Do(req)
 	if err != nil {
