@@ -5,10 +5,13 @@ GO        ?= go
 N         ?= 3
 NODES     ?= 2
 RUN_DIR   ?= $(CURDIR)/.run/members
+FED       ?= federation
+# make demo keeps everything (members, federation, kubeconfig) under one folder.
+DEMO_DIR  ?= $(CURDIR)/.run/demo
 # The e2e suites start real clusters: keep one package at a time on small machines.
 TEST_FLAGS ?= -count=1 -p 1 -timeout 50m
 
-.PHONY: help build tools test test-unit lint up down clean distclean
+.PHONY: help build tools test test-unit lint run stop up down demo demo-down clean distclean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -29,13 +32,32 @@ lint: ## gofmt, go vet
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+run: build ## start a local federation named $(FED) (kubeconfig context $(FED)); again: it is started if stopped
+	@bin/kubefed init $(FED) --local 2>/dev/null || bin/kubefed start $(FED)
+
+stop: ## stop the federation started by make run (its data stays in ~/.federation/$(FED))
+	@bin/kubefed stop $(FED)
+
 up: tools ## start N member clusters (N=3 NODES=2); prints export KUBECONFIG=... last
 	@bin/memberenv up --dir=$(RUN_DIR) --clusters=$(N) --nodes=$(NODES)
 
 down: ## stop the member clusters started by make up
 	@if [ -x bin/memberenv ]; then bin/memberenv down --dir=$(RUN_DIR); fi
 
-clean: down ## remove build output and run folders (keeps the cached tool binaries)
+demo: tools ## member clusters + a federation joined to all of them, in $(DEMO_DIR)
+	@bin/memberenv up --dir=$(DEMO_DIR)/members --clusters=$(N) --nodes=$(NODES) >/dev/null
+	@export KUBECONFIG=$(DEMO_DIR)/members/kubeconfig; \
+	  bin/kubefed init $(FED) --local --data-dir=$(DEMO_DIR)/federation && \
+	  for i in $$(seq 1 $(N)); do bin/kubefed join cluster$$i --context=$(FED) || exit 1; done && \
+	  kubectl --context=$(FED) wait --for=condition=Ready clusters --all --timeout=60s >/dev/null && \
+	  kubectl --context=$(FED) get clusters && \
+	  echo "export KUBECONFIG=$$KUBECONFIG"
+
+demo-down: ## stop what make demo started
+	@if [ -x bin/kubefed ]; then KUBECONFIG=$(DEMO_DIR)/members/kubeconfig bin/kubefed delete $(FED) --local --data-dir=$(DEMO_DIR)/federation || true; fi
+	@if [ -x bin/memberenv ]; then bin/memberenv down --dir=$(DEMO_DIR)/members; fi
+
+clean: down demo-down ## remove build output and run folders (keeps the cached tool binaries)
 	rm -rf bin .run
 
 distclean: clean ## also remove the cached tool binaries

@@ -39,7 +39,7 @@ func NewCommand(ctx context.Context) *cobra.Command {
 // Run starts the embedded etcd when needed, then serves until ctx is done.
 func Run(ctx context.Context, o *Options) error {
 	if o.EmbeddedEtcd() {
-		etcd, err := embeddedetcd.Start(o.DataDir)
+		etcd, err := embeddedetcd.Start(o.DataDir, o.EmbeddedEtcdClientPort)
 		if err != nil {
 			return err
 		}

@@ -71,6 +71,9 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err := generic.InstallAPIGroups(groups...); err != nil {
 		return nil, fmt.Errorf("installing the API groups: %w", err)
 	}
+	if err := generic.AddPostStartHook("create-system-namespaces", systemNamespacesHook); err != nil {
+		return nil, fmt.Errorf("adding the system namespaces post-start hook: %w", err)
+	}
 	if c.informers != nil {
 		err := generic.AddPostStartHook("start-federation-informers", func(ctx genericapiserver.PostStartHookContext) error {
 			c.informers.Start(ctx.Done())

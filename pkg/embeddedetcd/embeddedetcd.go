@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -23,38 +24,34 @@ type Server struct {
 	clientURL string
 }
 
-// Start runs an etcd member with its data in dataDir/etcd, serving clients
-// on a unix socket in that directory (see ClientURL), which only the owner
-// of the data can reach. Its peer port, on 127.0.0.1, is never dialled: the
-// member is alone.
-func Start(dataDir string) (*Server, error) {
+// Start runs an etcd member with its data in dataDir/etcd. With clientPort
+// 0 it serves clients on a unix socket in that directory, which only the
+// owner of the data can reach; with a port it serves them on
+// 127.0.0.1:clientPort, so that other programs of the control plane, such
+// as the DNS server reading /skydns, can share it. See ClientURL. Its peer
+// port, on 127.0.0.1, is never dialled: the member is alone.
+func Start(dataDir string, clientPort int) (*Server, error) {
 	cfg := embed.NewConfig()
 	cfg.Name = "federation"
 	cfg.Dir = filepath.Join(dataDir, "etcd")
 	cfg.Logger = "zap"
 	cfg.LogLevel = "error"
-	// Clients reach etcd through a unix socket in the data directory, so
-	// that only users who can read the data can reach it. etcd dials its own
-	// advertised client address.
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the embedded etcd directory %s: %w", cfg.Dir, err)
 	}
-	socket, err := filepath.Abs(filepath.Join(cfg.Dir, "client.sock"))
+	clientURL, err := clientListenURL(cfg.Dir, clientPort)
 	if err != nil {
-		return nil, fmt.Errorf("locating the embedded etcd socket: %w", err)
+		return nil, err
 	}
-	// etcd wants host:port even for a socket: the file is named
-	// "client.sock:0".
-	clientURL := url.URL{Scheme: "unix", Host: socket + ":0"}
 	peerURL, err := freeLocalURL()
 	if err != nil {
 		return nil, err
 	}
+	// etcd dials its own advertised client address.
 	cfg.ListenClientUrls = []url.URL{clientURL}
 	cfg.AdvertiseClientUrls = []url.URL{clientURL}
 	cfg.ListenPeerUrls = []url.URL{peerURL}
 	cfg.AdvertisePeerUrls = []url.URL{peerURL}
-	// The member is alone: its advertised peer address is never dialled.
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 
 	e, err := embed.StartEtcd(cfg)
@@ -70,7 +67,23 @@ func Start(dataDir string) (*Server, error) {
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd in %s not ready after %s", cfg.Dir, startTimeout)
 	}
-	return &Server{etcd: e, clientURL: "unix://" + clientURL.Host}, nil
+	// url.URL.String would escape the socket path's slashes.
+	return &Server{etcd: e, clientURL: clientURL.Scheme + "://" + clientURL.Host}, nil
+}
+
+// clientListenURL is the unix socket in dir when port is 0, else
+// 127.0.0.1:port.
+func clientListenURL(dir string, port int) (url.URL, error) {
+	if port != 0 {
+		return url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}, nil
+	}
+	socket, err := filepath.Abs(filepath.Join(dir, "client.sock"))
+	if err != nil {
+		return url.URL{}, fmt.Errorf("locating the embedded etcd socket: %w", err)
+	}
+	// etcd wants host:port even for a socket: the file is named
+	// "client.sock:0".
+	return url.URL{Scheme: "unix", Host: socket + ":0"}, nil
 }
 
 // freeLocalURL returns an http URL on a port of 127.0.0.1 that was free a

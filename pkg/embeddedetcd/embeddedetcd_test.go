@@ -2,6 +2,8 @@ package embeddedetcd
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,16 +15,27 @@ import (
 )
 
 // TestDataSurvivesRestart writes a key, restarts the etcd on the same
-// directory and reads the key back.
+// directory and reads the key back, serving clients on the unix socket and
+// on a TCP port.
 func TestDataSurvivesRestart(t *testing.T) {
+	t.Run("unix socket", func(t *testing.T) { dataSurvivesRestart(t, 0, "unix://") })
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	t.Run("TCP port", func(t *testing.T) { dataSurvivesRestart(t, port, fmt.Sprintf("http://127.0.0.1:%d", port)) })
+}
+
+func dataSurvivesRestart(t *testing.T, port int, wantURL string) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
 	withClient := func(do func(*clientv3.Client)) {
-		s, err := Start(dir)
+		s, err := Start(dir, port)
 		require.NoError(t, err)
 		defer s.Stop()
+		assert.Contains(t, s.ClientURL(), wantURL)
 		client, err := clientv3.New(clientv3.Config{Endpoints: []string{s.ClientURL()}, DialTimeout: 10 * time.Second})
 		require.NoError(t, err)
 		defer client.Close()

@@ -46,6 +46,8 @@ Find more information at the project's README.`,
 		newStartCommand(g, localplane.FindBinary),
 		newStopCommand(g),
 		newDeleteCommand(g),
+		newJoinCommand(g),
+		newUnjoinCommand(g),
 	)
 	return root
 }

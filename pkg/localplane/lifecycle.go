@@ -24,8 +24,11 @@ import (
 // it is never propagated.
 const SystemNamespace = "federation-system"
 
-// APIServer is the program name of the federation apiserver.
-const APIServer = "federation-apiserver"
+// Program names of the plane.
+const (
+	APIServer         = "federation-apiserver"
+	ControllerManager = "federation-controller-manager"
+)
 
 // readyTimeout bounds the wait for a starting apiserver.
 const readyTimeout = 90 * time.Second
@@ -58,7 +61,12 @@ func New(opts Options) (*Plane, error) {
 		host = opts.AdvertiseAddress
 	}
 	p.Server = "https://" + net.JoinHostPort(host, strconv.Itoa(opts.Port))
-	return p, nil
+	cmPort, err := freePort("127.0.0.1")
+	if err != nil {
+		return nil, err
+	}
+	p.ControllerManagerAddress = net.JoinHostPort("127.0.0.1", strconv.Itoa(cmPort))
+	return p, p.planDNS()
 }
 
 // Create writes the planned plane to its folder: credentials and state.
@@ -69,13 +77,16 @@ func (p *Plane) Create() error {
 	if err := p.createCredentials(); err != nil {
 		return fmt.Errorf("creating credentials for federation %q: %w", p.Name, err)
 	}
+	if err := p.writeDNSFiles(); err != nil {
+		return fmt.Errorf("writing the DNS configuration of federation %q: %w", p.Name, err)
+	}
 	return p.save()
 }
 
 // CommandLines are the programs Start would run, for --dry-run.
 func (p *Plane) CommandLines(find func(program string) (string, error)) []string {
 	var lines []string
-	for _, prog := range programs {
+	for _, prog := range programsOf(p) {
 		path, err := find(prog.name)
 		if err != nil {
 			path = prog.name + " (not found: " + err.Error() + ")"
@@ -88,7 +99,7 @@ func (p *Plane) CommandLines(find func(program string) (string, error)) []string
 // Start starts every program of the plane that is not running, with the
 // binaries found by find.
 func (p *Plane) Start(find func(program string) (string, error)) error {
-	for _, prog := range programs {
+	for _, prog := range programsOf(p) {
 		if p.Processes[prog.name].Alive() {
 			continue
 		}
@@ -113,7 +124,8 @@ func (p *Plane) Start(find func(program string) (string, error)) error {
 	return nil
 }
 
-// WaitReady waits until the apiserver answers /readyz, calling tick about
+// WaitReady waits until the apiserver answers /readyz (and the DNS server,
+// if any, /ready), calling tick about
 // once a second so that a person sees progress.
 func (p *Plane) WaitReady(ctx context.Context, tick func()) error {
 	client, err := p.AdminClient()
@@ -121,7 +133,7 @@ func (p *Plane) WaitReady(ctx context.Context, tick func()) error {
 		return err
 	}
 	last := time.Now()
-	return localprocess.WaitFor(ctx, readyTimeout, "federation-apiserver /readyz", p.Processes[APIServer], func() error {
+	err = localprocess.WaitFor(ctx, readyTimeout, "federation-apiserver /readyz", p.Processes[APIServer], func() error {
 		if tick != nil && time.Since(last) >= time.Second {
 			tick()
 			last = time.Now()
@@ -129,6 +141,10 @@ func (p *Plane) WaitReady(ctx context.Context, tick func()) error {
 		_, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		return err
 	})
+	if err != nil {
+		return err
+	}
+	return p.waitDNSReady(ctx)
 }
 
 // EnsureSystemNamespace creates the federation-system namespace.

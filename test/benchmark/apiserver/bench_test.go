@@ -24,7 +24,7 @@ const listSize = 100
 func BenchmarkAgainstKubeAPIServer(b *testing.B) {
 	kubeBinary := kubeAPIServerPath(b)
 	dir := b.TempDir()
-	etcd, err := embeddedetcd.Start(filepath.Join(dir, "etcd"))
+	etcd, err := embeddedetcd.Start(filepath.Join(dir, "etcd"), 0)
 	if err != nil {
 		b.Fatal(err)
 	}

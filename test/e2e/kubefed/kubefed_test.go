@@ -65,7 +65,7 @@ func (u *user) initFederation(name string) string {
 	u.t.Helper()
 	u.t.Cleanup(func() {
 		_, _ = u.kubefed("delete", name, "--local")
-		for _, p := range localprocess.FindMentioning(u.planeDir(name), map[string]bool{"federation-apiserver": true}) {
+		for _, p := range localprocess.FindMentioning(u.planeDir(name), planePrograms) {
 			_ = p.Stop(time.Second)
 		}
 	})
@@ -129,7 +129,7 @@ func TestLocalFederationLifecycle(t *testing.T) {
 		u.mustKubefed("stop", "fed")
 		_, err = k.Run(ctx, "--context=fed", "--request-timeout=3s", "get", "namespaces")
 		require.Error(t, err, "a stopped federation does not answer")
-		assert.Empty(t, localprocess.FindMentioning(u.planeDir("fed"), map[string]bool{"federation-apiserver": true}))
+		assert.Empty(t, localprocess.FindMentioning(u.planeDir("fed"), planePrograms))
 
 		out := u.mustKubefed("start", "fed")
 		assert.Contains(t, out, "Federation API server is running at: https://127.0.0.1:")
@@ -142,7 +142,7 @@ func TestLocalFederationLifecycle(t *testing.T) {
 		out := u.mustKubefed("delete", "fed", "--local")
 		assert.Contains(t, out, `Federation "fed" deleted`)
 		assert.NoDirExists(t, u.planeDir("fed"))
-		assert.Empty(t, localprocess.FindMentioning(u.planeDir("fed"), map[string]bool{"federation-apiserver": true}))
+		assert.Empty(t, localprocess.FindMentioning(u.planeDir("fed"), planePrograms))
 		cfg, err := clientcmd.LoadFromFile(u.kubeconfig)
 		require.NoError(t, err)
 		assert.NotContains(t, cfg.Contexts, "fed")
@@ -171,3 +171,6 @@ func TestInitRejectsBadInput(t *testing.T) {
 	}
 	assert.NoDirExists(t, filepath.Join(u.home, ".federation", "fed"), "a rejected init creates nothing")
 }
+
+// planePrograms are the programs of a local federation.
+var planePrograms = map[string]bool{"federation-apiserver": true, "federation-controller-manager": true}

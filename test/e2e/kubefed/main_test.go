@@ -29,7 +29,8 @@ func run(m *testing.M) int {
 	binDir = filepath.Join(dir, "bin")
 	build := exec.Command("go", "build", "-o", binDir+"/",
 		"github.com/federation-v1/federation/kubefed",
-		"github.com/federation-v1/federation/federation-apiserver")
+		"github.com/federation-v1/federation/federation-apiserver",
+		"github.com/federation-v1/federation/federation-controller-manager")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building kubefed and the control plane:", err)

@@ -20,7 +20,7 @@ const protobufPrefix = "k8s\x00"
 // --etcd-servers and --etcd-prefix) and checks where and how objects are
 // stored: Kubernetes types as protobuf, Clusters as JSON, under the prefix.
 func TestExternalEtcd(t *testing.T) {
-	etcd, err := embeddedetcd.Start(t.TempDir())
+	etcd, err := embeddedetcd.Start(t.TempDir(), 0)
 	require.NoError(t, err)
 	t.Cleanup(etcd.Stop)
 

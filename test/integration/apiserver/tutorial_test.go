@@ -44,14 +44,22 @@ spec:
     app: nginx
 `
 
-// TestTutorial follows the v1 tutorial: create the default namespace,
+// TestTutorial follows the v1 tutorial: find the default namespace,
 // create its extensions/v1beta1 Deployment, scale it, read it back as
 // apps/v1 with the selector defaulted from the template labels, and roll it
 // back through extensions/v1beta1; create the tutorial's Service and
 // describe both.
 func TestTutorial(t *testing.T) {
 	k := newKubectl(t, kubectls[0], shared.tokenConfig)
-	k.must(t, "", "create", "ns", "default")
+	// The server keeps the default and federation-system namespaces, so the
+	// tutorial's `kubectl create ns default` finds it there.
+	for _, ns := range []string{"default", "federation-system"} {
+		waitFor(t, "namespace "+ns+" to be created by the server", func() bool {
+			_, _, err := k.run("", "get", "namespace", ns)
+			return err == nil
+		})
+	}
+	assert.Contains(t, k.fails(t, "", "create", "ns", "default"), "AlreadyExists")
 	k.must(t, tutorialDeployment, "create", "-f", "-")
 	k.must(t, "", "scale", "deploy", "nginx-deployment", "--replicas=3")
 	assert.Equal(t, "3", k.jsonpath(t, "deployments.apps", "default", "nginx-deployment", ".spec.replicas"))

@@ -1,0 +1,250 @@
+// Package cluster is the cluster health controller: it probes every
+// registered member cluster on an interval with the credentials from its
+// Secret, and writes Ready/Offline conditions, zones and region to
+// Cluster.status, recording an event at each transition.
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/clusterhealth"
+	"github.com/federation-v1/federation/pkg/generated/clientset/versioned"
+	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
+	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/membercluster"
+)
+
+// Name is the controller's name in --controllers.
+const Name = "cluster"
+
+// Options tune the probing.
+type Options struct {
+	// Period between two probes of a cluster.
+	Period time.Duration
+	// Timeout of one probe.
+	Timeout time.Duration
+	// Thresholds of consecutive probes before a verdict changes.
+	Thresholds clusterhealth.Thresholds
+	// Workers probing in parallel, so that slow clusters do not delay others.
+	Workers int
+}
+
+// Controller probes member clusters and keeps Cluster.status current.
+type Controller struct {
+	// client writes Cluster status.
+	client versioned.Interface
+	// clusters and secrets are the informer caches; secrets are the
+	// credentials in the federation-system namespace.
+	clusters       fedlisters.ClusterLister
+	secrets        corelisters.SecretLister
+	clustersSynced cache.InformerSynced
+	secretsSynced  cache.InformerSynced
+	// queue holds cluster names; every sync puts its cluster back after Period.
+	queue    workqueue.TypedRateLimitingInterface[string]
+	recorder record.EventRecorder
+	opts     Options
+
+	// trackers hold each cluster's verdict across probes.
+	mu       sync.Mutex
+	trackers map[string]*clusterhealth.Tracker
+}
+
+// New wires the controller to its informers. secrets must be limited to the
+// federation-system namespace.
+func New(client versioned.Interface, clusters fedinformers.ClusterInformer, secrets coreinformers.SecretInformer,
+	recorder record.EventRecorder, opts Options) (*Controller, error) {
+	c := &Controller{
+		client:         client,
+		clusters:       clusters.Lister(),
+		secrets:        secrets.Lister(),
+		clustersSynced: clusters.Informer().HasSynced,
+		secretsSynced:  secrets.Informer().HasSynced,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name}),
+		recorder: recorder,
+		opts:     opts,
+		trackers: map[string]*clusterhealth.Tracker{},
+	}
+	if _, err := clusters.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.enqueue,
+		UpdateFunc: func(old, obj any) {
+			// Our own status writes come back as updates: only a changed
+			// spec (say a new address or secret) needs a probe now.
+			o, n := old.(*fedv1.Cluster), obj.(*fedv1.Cluster)
+			if !equality.Semantic.DeepEqual(o.Spec, n.Spec) {
+				c.enqueue(obj)
+			}
+		},
+		DeleteFunc: c.forget,
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := secrets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueClustersOfSecret,
+		UpdateFunc: func(_, obj any) { c.enqueueClustersOfSecret(obj) },
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Controller) enqueue(obj any) {
+	if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+		c.queue.Add(key)
+	}
+}
+
+func (c *Controller) forget(obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	delete(c.trackers, key)
+	c.mu.Unlock()
+	clusterMetrics.forget(key)
+}
+
+// enqueueClustersOfSecret probes at once the clusters whose credentials changed.
+func (c *Controller) enqueueClustersOfSecret(obj any) {
+	secret, ok := obj.(*corev1.Secret)
+	if !ok {
+		return
+	}
+	clusters, err := c.clusters.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, cl := range clusters {
+		if cl.Spec.SecretRef != nil && cl.Spec.SecretRef.Name == secret.Name {
+			c.enqueue(cl)
+		}
+	}
+}
+
+// Run probes until ctx ends.
+func (c *Controller) Run(ctx context.Context) error {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	logger := klog.FromContext(ctx)
+	logger.Info("Starting controller", "controller", Name, "period", c.opts.Period, "timeout", c.opts.Timeout)
+	if !cache.WaitForNamedCacheSync(Name, ctx.Done(), c.clustersSynced, c.secretsSynced) {
+		return fmt.Errorf("%s controller: caches did not sync", Name)
+	}
+	for i := 0; i < max(c.opts.Workers, 1); i++ {
+		go wait.UntilWithContext(ctx, c.worker, time.Second)
+	}
+	<-ctx.Done()
+	logger.Info("Stopping controller", "controller", Name)
+	return nil
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for {
+		key, shutdown := c.queue.Get()
+		if shutdown {
+			return
+		}
+		err := c.sync(ctx, key)
+		c.queue.Done(key)
+		if err != nil {
+			utilruntime.HandleErrorWithContext(ctx, err, "Syncing cluster health", "cluster", key)
+			c.queue.AddRateLimited(key)
+			continue
+		}
+		c.queue.Forget(key)
+		// Level-based polling: every cluster comes back after a period.
+		c.queue.AddAfter(key, c.opts.Period)
+	}
+}
+
+// sync probes one cluster and writes its status when it changed.
+func (c *Controller) sync(ctx context.Context, name string) error {
+	cluster, err := c.clusters.Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	obs := c.observe(ctx, cluster)
+	c.mu.Lock()
+	tracker, ok := c.trackers[name]
+	if !ok {
+		tracker = &clusterhealth.Tracker{Thresholds: c.opts.Thresholds}
+		c.trackers[name] = tracker
+	}
+	previous := tracker.Verdict()
+	verdict, changed := tracker.Observe(obs)
+	c.mu.Unlock()
+	clusterMetrics.record(name, obs, verdict)
+
+	if changed {
+		c.recordTransition(ctx, cluster, previous, verdict, obs)
+	}
+	status, write := desiredStatus(cluster.Status, verdict, obs, time.Now())
+	if !write {
+		return nil
+	}
+	updated := cluster.DeepCopy()
+	updated.Status = status
+	_, err = c.client.FederationV1beta1().Clusters().UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+	if err != nil {
+		return fmt.Errorf("updating status of cluster %s: %w", name, err)
+	}
+	return nil
+}
+
+// observe probes the cluster, or explains why it cannot.
+func (c *Controller) observe(ctx context.Context, cluster *fedv1.Cluster) clusterhealth.Observation {
+	start := time.Now()
+	defer func() {
+		clusterMetrics.probeDuration.WithLabelValues(cluster.Name).Observe(time.Since(start).Seconds())
+	}()
+	if cluster.Spec.SecretRef == nil || cluster.Spec.SecretRef.Name == "" {
+		return clusterhealth.Observation{Reachable: true, Message: "spec.secretRef names no credentials Secret"}
+	}
+	secret, err := c.secrets.Secrets(membercluster.SecretNamespace).Get(cluster.Spec.SecretRef.Name)
+	if err != nil {
+		return clusterhealth.Observation{Reachable: true, Message: fmt.Sprintf("reading credentials Secret %s/%s: %v", membercluster.SecretNamespace, cluster.Spec.SecretRef.Name, err)}
+	}
+	cfg, err := membercluster.RESTConfig(cluster, secret)
+	if err != nil {
+		return clusterhealth.Observation{Reachable: true, Message: err.Error()}
+	}
+	return clusterhealth.Probe(ctx, cfg, c.opts.Timeout)
+}
+
+func (c *Controller) recordTransition(ctx context.Context, cluster *fedv1.Cluster, from, to clusterhealth.Verdict, obs clusterhealth.Observation) {
+	reason, kind := "Cluster"+string(to), corev1.EventTypeWarning
+	if to == clusterhealth.Ready {
+		kind = corev1.EventTypeNormal
+	}
+	msg := fmt.Sprintf("Cluster %s is %s", cluster.Name, to)
+	if from != "" {
+		msg = fmt.Sprintf("Cluster %s changed from %s to %s", cluster.Name, from, to)
+	}
+	if obs.Message != "" && to != clusterhealth.Ready {
+		msg += ": " + obs.Message
+	}
+	c.recorder.Event(cluster, kind, reason, msg)
+	klog.FromContext(ctx).Info("Cluster health changed", "cluster", klog.KObj(cluster), "from", from, "to", to, "message", obs.Message)
+}

@@ -1,0 +1,79 @@
+package cluster
+
+import (
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/clusterhealth"
+)
+
+// Condition reasons.
+const (
+	ReasonReady        = "ClusterReady"
+	ReasonNotReady     = "ClusterNotReady"
+	ReasonNotReachable = "ClusterNotReachable"
+	ReasonReachable    = "ClusterReachable"
+)
+
+// heartbeat is how often the status is written although nothing changed,
+// so that lastProbeTime shows the controller is alive without a write on
+// every probe.
+const heartbeat = time.Minute
+
+// desiredStatus returns the status for verdict, given the previous status and
+// the latest observation, and whether it differs enough from prev to be
+// written. Transition times move only when a condition's status changes.
+func desiredStatus(prev fedv1.ClusterStatus, verdict clusterhealth.Verdict, obs clusterhealth.Observation, now time.Time) (fedv1.ClusterStatus, bool) {
+	ready := fedv1.ClusterCondition{Type: fedv1.ClusterReady}
+	offline := fedv1.ClusterCondition{Type: fedv1.ClusterOffline, Status: corev1.ConditionFalse, Reason: ReasonReachable}
+	switch verdict {
+	case clusterhealth.Ready:
+		ready.Status, ready.Reason, ready.Message = corev1.ConditionTrue, ReasonReady, "/readyz responded with ok"
+	case clusterhealth.NotReady:
+		ready.Status, ready.Reason = corev1.ConditionFalse, ReasonNotReady
+	default:
+		ready.Status, ready.Reason = corev1.ConditionUnknown, ReasonNotReachable
+		offline.Status, offline.Reason = corev1.ConditionTrue, ReasonNotReachable
+	}
+	if clusterhealth.VerdictOf(obs) == verdict && verdict != clusterhealth.Ready {
+		ready.Message, offline.Message = obs.Message, obs.Message
+	} else if old := findCondition(prev.Conditions, fedv1.ClusterReady); old != nil && old.Status == ready.Status && verdict != clusterhealth.Ready {
+		// Still within the threshold: keep what was said when the verdict was made.
+		ready.Message, offline.Message = old.Message, old.Message
+	}
+
+	next := fedv1.ClusterStatus{Zones: prev.Zones, Region: prev.Region}
+	if obs.Healthy && obs.Message == "" {
+		next.Zones, next.Region = obs.Zones, obs.Region
+	}
+	changed := !slices.Equal(next.Zones, prev.Zones) || next.Region != prev.Region
+	for _, c := range []fedv1.ClusterCondition{ready, offline} {
+		c.LastProbeTime = metav1.NewTime(now)
+		c.LastTransitionTime = metav1.NewTime(now)
+		if old := findCondition(prev.Conditions, c.Type); old != nil {
+			if old.Status == c.Status {
+				c.LastTransitionTime = old.LastTransitionTime
+			}
+			if old.Status != c.Status || old.Reason != c.Reason || old.Message != c.Message || now.Sub(old.LastProbeTime.Time) >= heartbeat {
+				changed = true
+			}
+		} else {
+			changed = true
+		}
+		next.Conditions = append(next.Conditions, c)
+	}
+	return next, changed
+}
+
+func findCondition(conditions []fedv1.ClusterCondition, t fedv1.ClusterConditionType) *fedv1.ClusterCondition {
+	for i := range conditions {
+		if conditions[i].Type == t {
+			return &conditions[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package cluster
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+
+	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/clusterhealth"
+)
+
+var (
+	t0      = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	healthy = clusterhealth.Observation{Reachable: true, Healthy: true, Zones: []string{"z1", "z2"}, Region: "r1"}
+	down    = clusterhealth.Observation{Message: "API server unreachable: connection refused"}
+	sick    = clusterhealth.Observation{Reachable: true, Message: "/readyz answered 500: etcd failed"}
+)
+
+func conditionsOf(s fedv1.ClusterStatus) map[fedv1.ClusterConditionType]fedv1.ClusterCondition {
+	out := map[fedv1.ClusterConditionType]fedv1.ClusterCondition{}
+	for _, c := range s.Conditions {
+		out[c.Type] = c
+	}
+	return out
+}
+
+func TestDesiredStatusPerVerdict(t *testing.T) {
+	tests := []struct {
+		verdict       clusterhealth.Verdict
+		obs           clusterhealth.Observation
+		ready, offine corev1.ConditionStatus
+		reason        string
+	}{
+		{clusterhealth.Ready, healthy, corev1.ConditionTrue, corev1.ConditionFalse, ReasonReady},
+		{clusterhealth.NotReady, sick, corev1.ConditionFalse, corev1.ConditionFalse, ReasonNotReady},
+		{clusterhealth.Offline, down, corev1.ConditionUnknown, corev1.ConditionTrue, ReasonNotReachable},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.verdict), func(t *testing.T) {
+			got, changed := desiredStatus(fedv1.ClusterStatus{}, tt.verdict, tt.obs, t0)
+			assert.True(t, changed)
+			c := conditionsOf(got)
+			assert.Equal(t, tt.ready, c[fedv1.ClusterReady].Status)
+			assert.Equal(t, tt.reason, c[fedv1.ClusterReady].Reason)
+			assert.Equal(t, tt.offine, c[fedv1.ClusterOffline].Status)
+			if tt.verdict != clusterhealth.Ready {
+				assert.Equal(t, tt.obs.Message, c[fedv1.ClusterReady].Message)
+			}
+		})
+	}
+}
+
+func TestDesiredStatusKeepsTransitionTimesAndSkipsNoOpWrites(t *testing.T) {
+	first, _ := desiredStatus(fedv1.ClusterStatus{}, clusterhealth.Ready, healthy, t0)
+	assert.Equal(t, []string{"z1", "z2"}, first.Zones)
+	assert.Equal(t, "r1", first.Region)
+
+	same, changed := desiredStatus(first, clusterhealth.Ready, healthy, t0.Add(10*time.Second))
+	assert.False(t, changed, "nothing changed: no write")
+	assert.Equal(t, t0, conditionsOf(same)[fedv1.ClusterReady].LastTransitionTime.Time)
+
+	_, changed = desiredStatus(first, clusterhealth.Ready, healthy, t0.Add(heartbeat))
+	assert.True(t, changed, "a heartbeat write after a minute")
+
+	moved := healthy
+	moved.Zones = []string{"z1"}
+	_, changed = desiredStatus(first, clusterhealth.Ready, moved, t0.Add(time.Second))
+	assert.True(t, changed, "a zone change is written at once")
+
+	offline, changed := desiredStatus(first, clusterhealth.Offline, down, t0.Add(20*time.Second))
+	assert.True(t, changed)
+	c := conditionsOf(offline)
+	assert.Equal(t, t0.Add(20*time.Second), c[fedv1.ClusterReady].LastTransitionTime.Time)
+	assert.Equal(t, []string{"z1", "z2"}, offline.Zones, "zones are kept while the cluster cannot be read")
+}
+
+func TestDesiredStatusWithinThresholdKeepsTheVerdict(t *testing.T) {
+	first, _ := desiredStatus(fedv1.ClusterStatus{}, clusterhealth.Ready, healthy, t0)
+	// One lost probe: the tracker still says Ready.
+	got, changed := desiredStatus(first, clusterhealth.Ready, down, t0.Add(10*time.Second))
+	assert.False(t, changed)
+	assert.Equal(t, corev1.ConditionTrue, conditionsOf(got)[fedv1.ClusterReady].Status)
+}

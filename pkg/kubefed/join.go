@@ -1,0 +1,210 @@
+package kubefed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/poll"
+)
+
+// tokenTimeout bounds the wait for the member to fill the account's token.
+const tokenTimeout = 30 * time.Second
+
+// joinOptions are the options of `kubefed join`.
+type joinOptions struct {
+	clusterFlags
+	dryRun bool
+}
+
+func newJoinCommand(g *globalFlags) *cobra.Command {
+	o := &joinOptions{clusterFlags: clusterFlags{globalFlags: g}}
+	cmd := &cobra.Command{
+		Use:   "join CLUSTER_NAME --context=FEDERATION [--cluster-context=CONTEXT]",
+		Short: "Register a cluster with a federation",
+		Long: `Register a cluster with a federation.
+
+In the member (reached with --cluster-context, by default CLUSTER_NAME) it creates
+the namespace federation-system, a ServiceAccount, a ClusterRole with only what the
+federated types and health checks need, its binding and a long-lived token. In the
+federation it stores those credentials in a Secret in federation-system and creates
+the Cluster object.`,
+		Example: `  kubefed join cluster1 --context=fed --cluster-context=cluster1`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.complete(args)
+			if errs := validation.IsDNS1123Label(o.cluster); len(errs) > 0 {
+				return fmt.Errorf("cluster name %q: %s", o.cluster, errs[0])
+			}
+			return o.run(cmd.Context(), cmd.OutOrStdout())
+		},
+	}
+	o.addFlags(cmd)
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the objects that would be created, and create nothing")
+	return cmd
+}
+
+func (o *joinOptions) run(ctx context.Context, out io.Writer) error {
+	fed, err := o.globalFlags.federation(ctx, o.federation)
+	if err != nil {
+		return err
+	}
+	memberCfg, err := o.restConfigFor(o.clusterContext)
+	if err != nil {
+		return err
+	}
+	member, err := kubernetes.NewForConfig(memberCfg)
+	if err != nil {
+		return err
+	}
+	if err := reachable(ctx, member, "cluster context "+o.clusterContext, memberCfg.Host); err != nil {
+		return err
+	}
+	if _, err := fed.fed.FederationV1beta1().Clusters().Get(ctx, o.cluster, metav1.GetOptions{}); err == nil {
+		return fmt.Errorf("cluster %q is already joined to federation %q; nothing changed (unjoin it first to join it again)", o.cluster, o.federation)
+	} else if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("checking for cluster %q in federation %q: %w", o.cluster, o.federation, err)
+	}
+
+	access := newMemberAccess(o.federation)
+	cluster := &fedv1.Cluster{
+		TypeMeta:   typeMeta("federation/v1beta1", "Cluster"),
+		ObjectMeta: metav1.ObjectMeta{Name: o.cluster},
+		Spec: fedv1.ClusterSpec{
+			ServerAddressByClientCIDRs: []fedv1.ServerAddressByClientCIDR{{ClientCIDR: "0.0.0.0/0", ServerAddress: memberCfg.Host}},
+		},
+	}
+	if o.dryRun {
+		return printObjects(out, access.Namespace, access.Account, access.Role, access.Binding, access.TokenSecret, cluster)
+	}
+
+	undo := &rollback{}
+	token, ca, err := createMemberAccess(ctx, member, access, undo)
+	if err == nil {
+		err = registerCluster(ctx, fed, cluster, token, append(ca, memberCfg.CAData...), undo)
+	}
+	if err != nil {
+		if rbErr := undo.run(); rbErr != nil {
+			err = fmt.Errorf("%w; cleaning up what was created also failed: %v", err, rbErr)
+		}
+		return fmt.Errorf("joining cluster %q: %w", o.cluster, err)
+	}
+	fmt.Fprintf(out, "cluster %q created\n", o.cluster)
+	return nil
+}
+
+// createMemberAccess creates the member-side objects and returns the
+// account's token and the member's CA.
+func createMemberAccess(ctx context.Context, member kubernetes.Interface, a *memberAccess, undo *rollback) ([]byte, []byte, error) {
+	core, rbac := member.CoreV1(), member.RbacV1()
+	if _, err := core.Namespaces().Create(ctx, a.Namespace, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, nil, fmt.Errorf("creating namespace %s in the member: %w", a.Namespace.Name, err)
+	}
+	ns := a.Account.Namespace
+	steps := []struct {
+		what   string
+		create func() error
+		remove func() error
+	}{
+		{"ServiceAccount", func() error {
+			_, err := core.ServiceAccounts(ns).Create(ctx, a.Account, metav1.CreateOptions{})
+			return err
+		},
+			func() error {
+				return core.ServiceAccounts(ns).Delete(context.Background(), a.Account.Name, metav1.DeleteOptions{})
+			}},
+		{"ClusterRole", func() error { _, err := rbac.ClusterRoles().Create(ctx, a.Role, metav1.CreateOptions{}); return err },
+			func() error {
+				return rbac.ClusterRoles().Delete(context.Background(), a.Role.Name, metav1.DeleteOptions{})
+			}},
+		{"ClusterRoleBinding", func() error {
+			_, err := rbac.ClusterRoleBindings().Create(ctx, a.Binding, metav1.CreateOptions{})
+			return err
+		},
+			func() error {
+				return rbac.ClusterRoleBindings().Delete(context.Background(), a.Binding.Name, metav1.DeleteOptions{})
+			}},
+		{"token Secret", func() error {
+			_, err := core.Secrets(ns).Create(ctx, a.TokenSecret, metav1.CreateOptions{})
+			return err
+		},
+			func() error {
+				return core.Secrets(ns).Delete(context.Background(), a.TokenSecret.Name, metav1.DeleteOptions{})
+			}},
+	}
+	for _, s := range steps {
+		if err := s.create(); err != nil {
+			return nil, nil, fmt.Errorf("creating %s in the member: %w", s.what, err)
+		}
+		undo.add(s.remove)
+	}
+	var token, ca []byte
+	err := poll.Until(ctx, tokenTimeout, "the member to issue the token of "+a.Account.Name, func(ctx context.Context) error {
+		s, err := core.Secrets(ns).Get(ctx, a.TokenSecret.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if token, ca = s.Data[corev1.ServiceAccountTokenKey], s.Data[corev1.ServiceAccountRootCAKey]; len(token) == 0 {
+			return errors.New("the token Secret has no token yet")
+		}
+		return nil
+	})
+	return token, ca, err
+}
+
+// registerCluster stores the credentials in the federation and creates the Cluster.
+func registerCluster(ctx context.Context, fed *federationClients, cluster *fedv1.Cluster, token, ca []byte, undo *rollback) error {
+	secrets := fed.kube.CoreV1().Secrets(membercluster.SecretNamespace)
+	secret, err := secrets.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: cluster.Name + "-", Namespace: membercluster.SecretNamespace},
+		Data:       map[string][]byte{membercluster.TokenKey: token, membercluster.CAKey: ca},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("storing the credentials in the federation: %w", err)
+	}
+	undo.add(func() error { return secrets.Delete(context.Background(), secret.Name, metav1.DeleteOptions{}) })
+	cluster.Spec.SecretRef = &corev1.LocalObjectReference{Name: secret.Name}
+	if _, err := fed.fed.FederationV1beta1().Clusters().Create(ctx, cluster, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating the Cluster: %w", err)
+	}
+	return nil
+}
+
+// rollback undoes, newest first, what a failed command had created.
+type rollback struct{ undo []func() error }
+
+func (r *rollback) add(f func() error) { r.undo = append(r.undo, f) }
+
+func (r *rollback) run() error {
+	var errs []error
+	for i := len(r.undo) - 1; i >= 0; i-- {
+		if err := r.undo[i](); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// printObjects writes objects as a YAML stream.
+func printObjects(out io.Writer, objects ...any) error {
+	for _, obj := range objects {
+		b, err := yaml.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "---\n%s", b)
+	}
+	return nil
+}

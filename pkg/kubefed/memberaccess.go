@@ -1,0 +1,71 @@
+package kubefed
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/federation-v1/federation/pkg/membercluster"
+)
+
+// federationLabel marks the member-side objects of a federation's access.
+const federationLabel = "federation.kubernetes.io/federation-name"
+
+// memberAccess are the objects join creates in a member so that the
+// federation can manage it: an account, only the rights the federated types
+// and health checks need, and a long-lived token.
+type memberAccess struct {
+	Namespace   *corev1.Namespace
+	Account     *corev1.ServiceAccount
+	Role        *rbacv1.ClusterRole
+	Binding     *rbacv1.ClusterRoleBinding
+	TokenSecret *corev1.Secret
+}
+
+// accessName is the name of every member-side object of federation fed.
+func accessName(fed string) string { return "federation-" + fed }
+
+// readWrite are the verbs on the types the federation propagates.
+var readWrite = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+var readOnly = []string{"get", "list", "watch"}
+
+// memberRules: the federated types in full, and read access to what health,
+// capacity and DNS look at. Not `*` on `*/*`, as v1 had.
+var memberRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{""}, Resources: []string{"namespaces", "configmaps", "secrets", "services"}, Verbs: readWrite},
+	{APIGroups: []string{"apps"}, Resources: []string{"deployments", "replicasets", "daemonsets"}, Verbs: readWrite},
+	{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: readWrite},
+	{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: readWrite},
+	{APIGroups: []string{"autoscaling"}, Resources: []string{"horizontalpodautoscalers"}, Verbs: readWrite},
+	{APIGroups: []string{""}, Resources: []string{"nodes", "pods", "endpoints"}, Verbs: readOnly},
+	{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: readOnly},
+	{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
+	{NonResourceURLs: []string{"/readyz", "/healthz", "/livez", "/version"}, Verbs: []string{"get"}},
+}
+
+func newMemberAccess(fed string) *memberAccess {
+	name := accessName(fed)
+	ns := membercluster.SecretNamespace
+	meta := func(namespace string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{federationLabel: fed}}
+	}
+	token := meta(ns)
+	token.Name = name + "-token"
+	token.Annotations = map[string]string{corev1.ServiceAccountNameKey: name}
+	return &memberAccess{
+		Namespace: &corev1.Namespace{TypeMeta: typeMeta("v1", "Namespace"), ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		Account:   &corev1.ServiceAccount{TypeMeta: typeMeta("v1", "ServiceAccount"), ObjectMeta: meta(ns)},
+		Role:      &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"), ObjectMeta: meta(""), Rules: memberRules},
+		Binding: &rbacv1.ClusterRoleBinding{
+			TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+			ObjectMeta: meta(""),
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}},
+		},
+		TokenSecret: &corev1.Secret{TypeMeta: typeMeta("v1", "Secret"), ObjectMeta: token, Type: corev1.SecretTypeServiceAccountToken},
+	}
+}
+
+func typeMeta(apiVersion, kind string) metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}
+}

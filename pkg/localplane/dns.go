@@ -1,0 +1,145 @@
+package localplane
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/federation-v1/federation/pkg/localprocess"
+)
+
+// DNSServerProgram is the program name of the federation DNS server.
+const DNSServerProgram = "federation-dns"
+
+// Files of the DNS set-up, relative to the plane's folder.
+const (
+	corefile = "Corefile"
+	// ProviderConfig is the v1 coredns-provider.conf describing this plane's
+	// DNS: where its records go (etcd) and who serves them.
+	ProviderConfig = "coredns-provider.conf"
+)
+
+// DNSServer is the plane's own DNS server: a CoreDNS build serving the zone
+// from the records the controller manager writes under /skydns in etcd.
+type DNSServer struct {
+	// Address answers DNS queries (UDP and TCP).
+	Address string `json:"address"`
+	// EtcdEndpoints hold the records: the apiserver's embedded etcd, or the
+	// external one.
+	EtcdEndpoints []string `json:"etcdEndpoints"`
+	// EmbeddedEtcdPort is where the apiserver's embedded etcd serves clients
+	// (0 with an external etcd).
+	EmbeddedEtcdPort int `json:"embeddedEtcdPort,omitempty"`
+	// HealthAddress and ReadyAddress serve /health and /ready; MetricsAddress /metrics.
+	HealthAddress  string `json:"healthAddress"`
+	ReadyAddress   string `json:"readyAddress"`
+	MetricsAddress string `json:"metricsAddress"`
+}
+
+// planDNS picks the DNS server's ports, when the plane runs one.
+func (p *Plane) planDNS() error {
+	if p.DNSZone == "" || p.DNSProviderConfig != "" {
+		return nil
+	}
+	host := bindAddress(p.Options)
+	ports := make([]int, 4)
+	for i := range ports {
+		port, err := freePort("127.0.0.1")
+		if err != nil {
+			return err
+		}
+		ports[i] = port
+	}
+	if p.DNSPort != 0 {
+		ports[0] = p.DNSPort
+	}
+	d := &DNSServer{
+		Address:        net.JoinHostPort(host, strconv.Itoa(ports[0])),
+		HealthAddress:  "127.0.0.1:" + strconv.Itoa(ports[1]),
+		ReadyAddress:   "127.0.0.1:" + strconv.Itoa(ports[2]),
+		MetricsAddress: "127.0.0.1:" + strconv.Itoa(ports[3]),
+		EtcdEndpoints:  p.EtcdServers,
+	}
+	if len(p.EtcdServers) == 0 {
+		port, err := freePort("127.0.0.1")
+		if err != nil {
+			return err
+		}
+		d.EmbeddedEtcdPort = port
+		d.EtcdEndpoints = []string{fmt.Sprintf("http://127.0.0.1:%d", port)}
+	}
+	p.DNS = d
+	return nil
+}
+
+var corefileTemplate = template.Must(template.New("Corefile").Parse(`# Written by kubefed init: the federation zone, served from etcd.
+{{.Zone}}:{{.Port}} {
+    bind {{.Host}}
+    etcd {{.Zone}} {
+        endpoint {{.Endpoints}}
+        path /skydns
+    }
+    errors
+    log
+    health {{.Health}}
+    ready {{.Ready}}
+    prometheus {{.Metrics}}
+    reload
+}
+`))
+
+var providerConfigTemplate = template.Must(template.New("coredns-provider.conf").Parse(`[Global]
+etcd-endpoints = {{.Endpoints}}
+zones = {{.Zone}}
+coredns-endpoints = {{.Address}}
+`))
+
+// writeDNSFiles writes the Corefile of the DNS server and the
+// coredns-provider.conf that tells the DNS writer where the records go.
+func (p *Plane) writeDNSFiles() error {
+	if p.DNS == nil {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(p.DNS.Address)
+	if err != nil {
+		return err
+	}
+	zone := strings.TrimSuffix(p.DNSZone, ".") + "."
+	values := map[string]string{
+		"Zone": zone, "Host": host, "Port": port, "Address": p.DNS.Address,
+		"Health": p.DNS.HealthAddress, "Ready": p.DNS.ReadyAddress, "Metrics": p.DNS.MetricsAddress,
+	}
+	for name, tmpl := range map[string]*template.Template{corefile: corefileTemplate, ProviderConfig: providerConfigTemplate} {
+		values["Endpoints"] = strings.Join(p.DNS.EtcdEndpoints, " ")
+		if name == ProviderConfig {
+			values["Endpoints"] = strings.Join(p.DNS.EtcdEndpoints, ",")
+		}
+		var b strings.Builder
+		if err := tmpl.Execute(&b, values); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p.path(name), []byte(b.String()), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func dnsArgs(p *Plane) []string {
+	return []string{"-conf", p.path(corefile)}
+}
+
+// waitDNSReady waits for the DNS server's /ready.
+func (p *Plane) waitDNSReady(ctx context.Context) error {
+	if p.DNS == nil {
+		return nil
+	}
+	return localprocess.WaitFor(ctx, 30*time.Second, "federation-dns /ready", p.Processes[DNSServerProgram], func() error {
+		return httpGetOK(ctx, "http://"+p.DNS.ReadyAddress+"/ready")
+	})
+}

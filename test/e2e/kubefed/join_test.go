@@ -1,0 +1,184 @@
+package kubefed_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/federation-v1/federation/pkg/poll"
+	"github.com/federation-v1/federation/test/memberenv"
+)
+
+// withMembers starts three member clusters and gives the user their contexts.
+func withMembers(t *testing.T, u *user) *memberenv.Environment {
+	t.Helper()
+	env, err := memberenv.Start(context.Background(), memberenv.Options{
+		Dir: filepath.Join(t.TempDir(), "members"), Clusters: memberenv.DefaultClusters(3, 2), Logf: t.Logf,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, env.Stop()) })
+	members, err := clientcmd.LoadFromFile(env.Kubeconfig)
+	require.NoError(t, err)
+	mine, err := clientcmd.LoadFromFile(u.kubeconfig)
+	require.NoError(t, err)
+	for name := range members.Contexts {
+		mine.Clusters[name], mine.AuthInfos[name], mine.Contexts[name] = members.Clusters[name], members.AuthInfos[name], members.Contexts[name]
+	}
+	// A context whose server does not answer, for the bad-input cases.
+	mine.Clusters["dead"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}
+	mine.AuthInfos["dead"] = &clientcmdapi.AuthInfo{Token: "x"}
+	mine.Contexts["dead"] = &clientcmdapi.Context{Cluster: "dead", AuthInfo: "dead"}
+	require.NoError(t, clientcmd.WriteToFile(*mine, u.kubeconfig))
+	return env
+}
+
+// clusterTable returns `kubectl get clusters` rows by name: STATUS, ZONES, REGION.
+func (u *user) clusterTable(ctx context.Context) (map[string][]string, error) {
+	out, err := u.kubectl().Run(ctx, "--context=fed", "get", "clusters", "--no-headers")
+	if err != nil {
+		return nil, err
+	}
+	rows := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if f := strings.Fields(line); len(f) >= 4 {
+			rows[f[0]] = f[1:4]
+		}
+	}
+	return rows, nil
+}
+
+func (u *user) waitClusterStatus(t *testing.T, timeout time.Duration, want map[string]string) {
+	t.Helper()
+	require.NoError(t, poll.Until(context.Background(), timeout, fmt.Sprintf("cluster statuses %v", want), func(ctx context.Context) error {
+		rows, err := u.clusterTable(ctx)
+		if err != nil {
+			return err
+		}
+		for name, status := range want {
+			if row, ok := rows[name]; !ok || row[0] != status {
+				return fmt.Errorf("clusters are %v", rows)
+			}
+		}
+		return nil
+	}))
+}
+
+func TestJoinHealthAndUnjoin(t *testing.T) {
+	ctx := context.Background()
+	u := newUser(t)
+	env := withMembers(t, u)
+	u.initFederation("fed")
+	fedSecrets := func() int {
+		out, err := u.kubectl().Run(ctx, "--context=fed", "get", "secrets", "-n", "federation-system", "-o", "name")
+		require.NoError(t, err)
+		return len(strings.Fields(out))
+	}
+
+	for _, c := range []string{"cluster1", "cluster2", "cluster3"} {
+		out := u.mustKubefed("join", c, "--context=fed")
+		assert.Equal(t, fmt.Sprintf("cluster %q created\n", c), out)
+	}
+	u.waitClusterStatus(t, 30*time.Second, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
+	rows, err := u.clusterTable(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"Ready", "us-east1-b", "us-east1"}, rows["cluster1"])
+	assert.Equal(t, []string{"Ready", "us-east1-c", "us-east1"}, rows["cluster2"])
+	assert.Equal(t, []string{"Ready", "europe-west1-b", "europe-west1"}, rows["cluster3"])
+
+	t.Run("the member account has only what the federated types need", func(t *testing.T) {
+		member, err := env.Client("cluster1")
+		require.NoError(t, err)
+		_, err = member.CoreV1().ServiceAccounts("federation-system").Get(ctx, "federation-fed", metav1.GetOptions{})
+		require.NoError(t, err)
+		role, err := member.RbacV1().ClusterRoles().Get(ctx, "federation-fed", metav1.GetOptions{})
+		require.NoError(t, err)
+		for _, r := range role.Rules {
+			assert.NotContains(t, r.Verbs, "*")
+			assert.NotContains(t, r.Resources, "*")
+			assert.NotContains(t, r.APIGroups, "*")
+		}
+		_, err = member.RbacV1().ClusterRoleBindings().Get(ctx, "federation-fed", metav1.GetOptions{})
+		require.NoError(t, err)
+	})
+
+	t.Run("bad joins fail clearly and create nothing", func(t *testing.T) {
+		before := fedSecrets()
+		for _, tt := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"join", "cluster1", "--context=fed"}, `cluster "cluster1" is already joined`},
+			{[]string{"join", "ghost", "--context=fed", "--cluster-context=nope"}, `context "nope"`},
+			{[]string{"join", "dead", "--context=fed"}, "is not reachable"},
+			{[]string{"join", "Bad_Name", "--context=fed"}, `cluster name "Bad_Name"`},
+			{[]string{"join", "cluster1"}, "--context"},
+			{[]string{"unjoin", "ghost", "--context=fed"}, `cluster "ghost" is not joined`},
+		} {
+			out, err := u.kubefed(tt.args...)
+			assert.Error(t, err, "kubefed %v", tt.args)
+			assert.Contains(t, out, tt.want, "kubefed %v", tt.args)
+		}
+		assert.Equal(t, before, fedSecrets(), "no credentials Secret was left behind")
+		for _, name := range []string{"ghost", "dead"} {
+			_, err := u.kubectl().Run(ctx, "--context=fed", "get", "cluster", name)
+			assert.Error(t, err, "no Cluster %s was created", name)
+		}
+	})
+
+	t.Run("an unreachable member goes Offline and comes back, with events", func(t *testing.T) {
+		require.NoError(t, env.StopAPIServer("cluster2"))
+		// Probes every 10s, two failures needed: well within 45s.
+		u.waitClusterStatus(t, 45*time.Second, map[string]string{"cluster2": "Offline", "cluster1": "Ready", "cluster3": "Ready"})
+		require.NoError(t, env.StartAPIServer(ctx, "cluster2"))
+		u.waitClusterStatus(t, 30*time.Second, map[string]string{"cluster2": "Ready"})
+		require.NoError(t, poll.Until(ctx, 10*time.Second, "events of both transitions", func(ctx context.Context) error {
+			out, err := u.kubectl().Run(ctx, "--context=fed", "get", "events", "-A", "--field-selector=involvedObject.name=cluster2")
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(out, "ClusterOffline") || !strings.Contains(out, "changed from Offline to Ready") {
+				return fmt.Errorf("events:\n%s", out)
+			}
+			return nil
+		}))
+	})
+
+	t.Run("unjoin removes both sides", func(t *testing.T) {
+		secret, err := u.kubectl().Run(ctx, "--context=fed", "get", "cluster", "cluster3", "-o", "jsonpath={.spec.secretRef.name}")
+		require.NoError(t, err)
+		out := u.mustKubefed("unjoin", "cluster3", "--context=fed")
+		assert.Equal(t, "Successfully removed cluster \"cluster3\" from federation\n", out)
+		_, err = u.kubectl().Run(ctx, "--context=fed", "get", "cluster", "cluster3")
+		assert.ErrorContains(t, err, "NotFound")
+		_, err = u.kubectl().Run(ctx, "--context=fed", "get", "secret", "-n", "federation-system", secret)
+		assert.ErrorContains(t, err, "NotFound")
+		member, err := env.Client("cluster3")
+		require.NoError(t, err)
+		_, err = member.CoreV1().ServiceAccounts("federation-system").Get(ctx, "federation-fed", metav1.GetOptions{})
+		assert.True(t, apierrors.IsNotFound(err), "ServiceAccount: %v", err)
+		_, err = member.RbacV1().ClusterRoles().Get(ctx, "federation-fed", metav1.GetOptions{})
+		assert.True(t, apierrors.IsNotFound(err), "ClusterRole: %v", err)
+		_, err = member.RbacV1().ClusterRoleBindings().Get(ctx, "federation-fed", metav1.GetOptions{})
+		assert.True(t, apierrors.IsNotFound(err), "ClusterRoleBinding: %v", err)
+	})
+
+	t.Run("unjoin of a member that is down removes the federation side and says what is left", func(t *testing.T) {
+		require.NoError(t, env.StopAPIServer("cluster1"))
+		out, err := u.kubefed("unjoin", "cluster1", "--context=fed")
+		require.NoError(t, err, out)
+		assert.Contains(t, out, `warning: could not clean up cluster "cluster1"`)
+		assert.Contains(t, out, `Successfully removed cluster "cluster1" from federation`)
+		_, err = u.kubectl().Run(ctx, "--context=fed", "get", "cluster", "cluster1")
+		assert.ErrorContains(t, err, "NotFound")
+	})
+}
