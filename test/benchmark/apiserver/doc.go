@@ -1,8 +1,8 @@
 // Package apiserver compares federation-apiserver with kube-apiserver of the
 // same Kubernetes version on the same requests, both on one etcd, and
-// reports the latencies and their ratio. Run with
+// prints throughput and p50/p99 latency of both and their ratios. Run with
 //
-//	go test ./test/benchmark/apiserver -run '^$' -bench . -benchtime 200x
+//	make bench-apiserver   (go test ./test/benchmark/apiserver -run '^$' -bench . -benchtime 1x)
 //
 // kube-apiserver is taken from .cache/bin/kubernetes-v1.36.3 at the module
 // root, or from $KUBE_APISERVER; the benchmark is skipped without it.
