@@ -32,9 +32,10 @@ test-unit: ## run only the fast tests (no clusters)
 bench-apiserver: tools ## federation-apiserver against kube-apiserver: throughput, p50/p99 and ratios
 	$(GO) test ./test/benchmark/apiserver -run '^$$' -bench . -benchtime 1x
 
-lint: ## gofmt, go vet
+lint: ## gofmt, go vet, generated code up to date
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	hack/verify-codegen.sh
 
 DNS_ZONE  ?= example.com.
 

@@ -8,7 +8,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 copy="$(mktemp -d)"
 trap 'rm -rf "$copy"' EXIT
 
-tar -C "$root" --exclude=.git --exclude=.cache -cf - . | tar -C "$copy" -xf -
+tar -C "$root" --exclude=.git --exclude=.cache --exclude=.run --exclude=./bin -cf - . | tar -C "$copy" -xf -
 find "$copy" -name 'zz_generated.*' -delete
 rm -rf "$copy/pkg/generated/clientset" "$copy/pkg/generated/listers" "$copy/pkg/generated/informers"
 "$copy/hack/update-codegen.sh"
