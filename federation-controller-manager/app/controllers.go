@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/federation-v1/federation/pkg/controllers/cluster"
+	"github.com/federation-v1/federation/pkg/controllers/servicedns"
 	"github.com/federation-v1/federation/pkg/generated/clientset/versioned"
 	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
 )
@@ -22,15 +23,18 @@ type ControllerContext struct {
 	// federation-system namespace (member credentials).
 	FedInformers    fedinformers.SharedInformerFactory
 	SystemInformers kubeinformers.SharedInformerFactory
-	Recorder        record.EventRecorder
+	// KubeInformers watch the federated Kubernetes objects in every namespace.
+	KubeInformers kubeinformers.SharedInformerFactory
+	Recorder      record.EventRecorder
 }
 
-// initFunc builds a controller and returns the function that runs it.
-type initFunc func(cc *ControllerContext) (run func(ctx context.Context) error, err error)
+// initFunc builds a controller and returns the function that runs it, or a
+// nil function when the controller is not configured to run.
+type initFunc func(ctx context.Context, cc *ControllerContext) (run func(ctx context.Context) error, err error)
 
 // controllers by name; each package exports its Name.
 var controllers = map[string]initFunc{
-	cluster.Name: func(cc *ControllerContext) (func(context.Context) error, error) {
+	cluster.Name: func(_ context.Context, cc *ControllerContext) (func(context.Context) error, error) {
 		c, err := cluster.New(cc.FedClient, cc.FedInformers.Federation().V1beta1().Clusters(),
 			cc.SystemInformers.Core().V1().Secrets(), cc.Recorder, cc.Options.Cluster)
 		if err != nil {
@@ -38,4 +42,5 @@ var controllers = map[string]initFunc{
 		}
 		return c.Run, nil
 	},
+	servicedns.Name: startServiceDNS,
 }

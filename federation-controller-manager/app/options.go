@@ -26,13 +26,31 @@ type Options struct {
 	Address string
 	// Cluster tunes the cluster health controller.
 	Cluster cluster.Options
+	// FederationName is the federation's name, as in its DNS names.
+	FederationName string
+	// DNS configures the service DNS controller; it runs only with a provider config.
+	DNS DNSOptions
+}
+
+// DNSOptions say where the service DNS records go.
+type DNSOptions struct {
+	// Provider is the DNS provider: coredns.
+	Provider string
+	// ProviderConfig is a v1 coredns-provider.conf (etcd endpoints, zones).
+	ProviderConfig string
+	// ZoneName is the zone the names live in; default the config's first zone.
+	ZoneName string
+	// TTL of the records in seconds.
+	TTL int64
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		Controllers: []string{"*"},
-		Address:     "127.0.0.1:10266",
+		Controllers:    []string{"*"},
+		Address:        "127.0.0.1:10266",
+		FederationName: "federation",
+		DNS:            DNSOptions{Provider: "coredns", TTL: 180},
 		Cluster: cluster.Options{
 			Period:     10 * time.Second,
 			Timeout:    5 * time.Second,
@@ -54,6 +72,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Cluster.Thresholds.Failure, "cluster-failure-threshold", o.Cluster.Thresholds.Failure, "consecutive failed probes before a Ready cluster is marked NotReady or Offline")
 	fs.IntVar(&o.Cluster.Thresholds.Success, "cluster-success-threshold", o.Cluster.Thresholds.Success, "consecutive good probes before a cluster is marked Ready again")
 	fs.IntVar(&o.Cluster.Workers, "concurrent-cluster-syncs", o.Cluster.Workers, "clusters probed in parallel")
+	fs.StringVar(&o.FederationName, "federation-name", o.FederationName, "name of the federation, as in its DNS names (SERVICE.NAMESPACE.FEDERATION.svc.ZONE)")
+	fs.StringVar(&o.DNS.Provider, "dns-provider", o.DNS.Provider, "DNS provider of the service DNS records: coredns")
+	fs.StringVar(&o.DNS.ProviderConfig, "dns-provider-config", o.DNS.ProviderConfig, "coredns-provider.conf (v1 format: etcd-endpoints, zones, coredns-endpoints); without it the service-dns controller does not run")
+	fs.StringVar(&o.DNS.ZoneName, "dns-zone-name", o.DNS.ZoneName, "DNS zone of the federation, e.g. example.com. (default: the provider config's first zone)")
+	fs.Int64Var(&o.DNS.TTL, "dns-ttl", o.DNS.TTL, "TTL in seconds of the service DNS records")
 }
 
 // Validate returns every problem of the options at once.
@@ -81,6 +104,12 @@ func (o *Options) Validate() error {
 	}
 	if o.Cluster.Thresholds.Failure < 1 || o.Cluster.Thresholds.Success < 1 {
 		errs = append(errs, errors.New("--cluster-failure-threshold and --cluster-success-threshold must be at least 1"))
+	}
+	if o.DNS.ProviderConfig != "" && o.DNS.Provider != "coredns" {
+		errs = append(errs, fmt.Errorf("--dns-provider %q: only coredns is supported", o.DNS.Provider))
+	}
+	if o.DNS.TTL < 1 {
+		errs = append(errs, fmt.Errorf("--dns-ttl %d: must be at least 1 second", o.DNS.TTL))
 	}
 	if o.Cluster.Workers < 1 {
 		errs = append(errs, errors.New("--concurrent-cluster-syncs must be at least 1"))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -99,6 +100,8 @@ func (o *initOptions) validate() error {
 	if o.dnsProviderConfig != "" {
 		if _, err := os.Stat(o.dnsProviderConfig); err != nil {
 			errs = append(errs, fmt.Errorf("--dns-provider-config: %w", err))
+		} else if abs, err := filepath.Abs(o.dnsProviderConfig); err == nil {
+			o.dnsProviderConfig = abs // the controller manager runs from another folder
 		}
 	}
 	return errors.Join(errs...)

@@ -143,3 +143,17 @@ func (p *Plane) waitDNSReady(ctx context.Context) error {
 		return httpGetOK(ctx, "http://"+p.DNS.ReadyAddress+"/ready")
 	})
 }
+
+// providerConfig is the coredns-provider.conf the controller manager writes
+// records with: the user's, or the one of the plane's own DNS server; "" when
+// the plane has no DNS.
+func (p *Plane) providerConfig() string {
+	switch {
+	case p.DNSProviderConfig != "":
+		return p.DNSProviderConfig
+	case p.DNS != nil:
+		return p.path(ProviderConfig)
+	default:
+		return ""
+	}
+}

@@ -34,10 +34,15 @@ func programsOf(p *Plane) []program {
 }
 
 func controllerManagerArgs(p *Plane) []string {
-	return []string{
+	args := []string{
 		"--kubeconfig=" + p.path(ControllerManagerKubeconfig),
 		"--address=" + p.ControllerManagerAddress,
+		"--federation-name=" + p.Name,
 	}
+	if config := p.providerConfig(); config != "" {
+		args = append(args, "--dns-provider=coredns", "--dns-provider-config="+config, "--dns-zone-name="+p.DNSZone)
+	}
+	return args
 }
 
 func apiserverArgs(p *Plane) []string {
