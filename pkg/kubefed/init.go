@@ -144,7 +144,10 @@ func (o *initOptions) run(cmd *cobra.Command, out io.Writer) error {
 	}
 	fmt.Fprintln(out, " done")
 	if err := step(out, "Creating a namespace "+localplane.SystemNamespace+" for federation system components", func() error {
-		return plane.EnsureSystemNamespace(ctx)
+		if err := plane.EnsureSystemNamespace(ctx); err != nil {
+			return err
+		}
+		return plane.PublishDNS(ctx)
 	}); err != nil {
 		return err
 	}

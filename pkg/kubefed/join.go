@@ -101,6 +101,15 @@ func (o *joinOptions) run(ctx context.Context, out io.Writer) error {
 		}
 		return fmt.Errorf("joining cluster %q: %w", o.cluster, err)
 	}
+	if zone, server, ok, err := federationDNS(ctx, fed.kube); err != nil || !ok {
+		if err != nil {
+			fmt.Fprintf(out, "warning: %v\n", err)
+		}
+	} else if changed, err := addForwarding(ctx, member, o.federation, zone, server); err != nil {
+		fmt.Fprintf(out, "warning: the member's cluster DNS does not forward %s to the federation: %v\n", zone, err)
+	} else if changed {
+		fmt.Fprintf(out, "the member's cluster DNS (%s/%s) now forwards %s to %s\n", memberDNSNamespace, memberDNSConfigMap, zone, server)
+	}
 	fmt.Fprintf(out, "cluster %q created\n", o.cluster)
 	return nil
 }

@@ -87,6 +87,9 @@ func (o *unjoinOptions) removeMemberAccess(ctx context.Context) error {
 	ns := a.Account.Namespace
 	del := metav1.DeleteOptions{}
 	var errs []error
+	if _, err := removeForwarding(ctx, member, o.federation); err != nil {
+		errs = append(errs, err)
+	}
 	for _, remove := range []func() error{
 		func() error { return member.RbacV1().ClusterRoleBindings().Delete(ctx, a.Binding.Name, del) },
 		func() error { return member.RbacV1().ClusterRoles().Delete(ctx, a.Role.Name, del) },

@@ -2,7 +2,11 @@ package localplane
 
 import (
 	"context"
+
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"net"
 	"os"
 	"strconv"
@@ -15,6 +19,15 @@ import (
 
 // DNSServerProgram is the program name of the federation DNS server.
 const DNSServerProgram = "federation-dns"
+
+// DNSConfigMap in the federation's system namespace publishes the
+// federation's DNS zone and server, so that `kubefed join` can point a
+// member's cluster DNS at them.
+const (
+	DNSConfigMap = "federation-dns"
+	DNSZoneKey   = "zone"
+	DNSServerKey = "server"
+)
 
 // Files of the DNS set-up, relative to the plane's folder.
 const (
@@ -156,4 +169,28 @@ func (p *Plane) providerConfig() string {
 	default:
 		return ""
 	}
+}
+
+// PublishDNS writes the DNS ConfigMap in the federation; nothing when the
+// plane has no DNS server of its own.
+func (p *Plane) PublishDNS(ctx context.Context) error {
+	if p.DNS == nil {
+		return nil
+	}
+	client, err := p.AdminClient()
+	if err != nil {
+		return err
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: SystemNamespace, Name: DNSConfigMap},
+		Data:       map[string]string{DNSZoneKey: strings.TrimSuffix(p.DNSZone, ".") + ".", DNSServerKey: p.DNS.Address},
+	}
+	_, err = client.CoreV1().ConfigMaps(SystemNamespace).Create(ctx, cm, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		_, err = client.CoreV1().ConfigMaps(SystemNamespace).Update(ctx, cm, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("publishing the DNS settings in %s/%s: %w", SystemNamespace, DNSConfigMap, err)
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
@@ -80,7 +81,20 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 	ctx := context.Background()
 	u := newUser(t)
 	env := withMembers(t, u)
-	u.initFederation("fed")
+	u.initFederation("fed", "--dns-provider=coredns", "--dns-zone-name=example.com.")
+	// cluster3 has a cluster DNS of its own for join to extend.
+	member3, err := env.Client("cluster3")
+	require.NoError(t, err)
+	_, err = member3.CoreV1().ConfigMaps("kube-system").Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "coredns"},
+		Data:       map[string]string{"Corefile": ".:53 {\n    forward . /etc/resolv.conf\n}\n"},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	memberCorefile := func() string {
+		cm, err := member3.CoreV1().ConfigMaps("kube-system").Get(ctx, "coredns", metav1.GetOptions{})
+		require.NoError(t, err)
+		return cm.Data["Corefile"]
+	}
 	fedSecrets := func() int {
 		out, err := u.kubectl().Run(ctx, "--context=fed", "get", "secrets", "-n", "federation-system", "-o", "name")
 		require.NoError(t, err)
@@ -103,8 +117,10 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 
 	for _, c := range []string{"cluster1", "cluster2", "cluster3"} {
 		out := u.mustKubefed("join", c, "--context=fed")
-		assert.Equal(t, fmt.Sprintf("cluster %q created\n", c), out)
+		assert.Contains(t, out, fmt.Sprintf("cluster %q created\n", c))
 	}
+	assert.Regexp(t, `(?s)# BEGIN federation fed\nexample.com. \{\n    forward \. 127\.0\.0\.1:\d+\n\}\n# END federation fed`, memberCorefile(),
+		"join points the member's cluster DNS at the federation zone")
 	u.waitClusterStatus(t, 30*time.Second, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
 	rows, err := u.clusterTable(ctx)
 	require.NoError(t, err)
@@ -199,6 +215,7 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 		require.NoError(t, err)
 		out := u.mustKubefed("unjoin", "cluster3", "--context=fed")
 		assert.Equal(t, "Successfully removed cluster \"cluster3\" from federation\n", out)
+		assert.Equal(t, ".:53 {\n    forward . /etc/resolv.conf\n}\n", memberCorefile(), "unjoin restores the member's cluster DNS")
 		_, err = u.kubectl().Run(ctx, "--context=fed", "get", "cluster", "cluster3")
 		assert.ErrorContains(t, err, "NotFound")
 		_, err = u.kubectl().Run(ctx, "--context=fed", "get", "secret", "-n", "federation-system", secret)

@@ -60,8 +60,9 @@ func (u *user) kubectl() kubectl.Runner {
 
 func (u *user) planeDir(name string) string { return filepath.Join(u.home, ".federation", name) }
 
-// initFederation runs kubefed init NAME --local and removes the plane when the test ends.
-func (u *user) initFederation(name string) string {
+// initFederation runs kubefed init NAME --local (with extra flags) and
+// removes the plane when the test ends.
+func (u *user) initFederation(name string, extra ...string) string {
 	u.t.Helper()
 	u.t.Cleanup(func() {
 		_, _ = u.kubefed("delete", name, "--local")
@@ -69,7 +70,7 @@ func (u *user) initFederation(name string) string {
 			_ = p.Stop(time.Second)
 		}
 	})
-	return u.mustKubefed("init", name, "--local")
+	return u.mustKubefed(append([]string{"init", name, "--local"}, extra...)...)
 }
 
 func TestLocalFederationLifecycle(t *testing.T) {
