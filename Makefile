@@ -5,16 +5,20 @@ GO        ?= go
 N         ?= 3
 NODES     ?= 2
 RUN_DIR   ?= $(CURDIR)/.run/members
+FED       ?= federation
+# make demo keeps everything (members, federation, kubeconfig) under one folder.
+DEMO_DIR  ?= $(CURDIR)/.run/demo
 # The e2e suites start real clusters: keep one package at a time on small machines.
 TEST_FLAGS ?= -count=1 -p 1 -timeout 50m
 
-.PHONY: help build tools test test-unit lint up down clean distclean
+.PHONY: help build tools test test-unit lint bench-apiserver run stop up down demo demo-down clean distclean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 build: ## build every binary of the project into bin/
-	$(GO) build -o bin/ ./...
+	$(GO) build -o bin/ ./federation-apiserver ./federation-controller-manager ./kubefed ./test/cmd/memberenv
+	$(GO) build -o bin/federation-dns ./dns
 
 tools: build ## build (once) and cache etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
 	bin/memberenv build
@@ -25,9 +29,21 @@ test: lint tools ## lint, then the whole suite: unit, integration and e2e
 test-unit: ## run only the fast tests (no clusters)
 	$(GO) test -count=1 -short ./...
 
-lint: ## gofmt, go vet
+bench-apiserver: tools ## federation-apiserver against kube-apiserver: throughput, p50/p99 and ratios
+	$(GO) test ./test/benchmark/apiserver -run '^$$' -bench . -benchtime 1x
+
+lint: ## gofmt, go vet, generated code up to date
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	hack/verify-codegen.sh
+
+DNS_ZONE  ?= example.com.
+
+run: build ## start a local federation $(FED) with DNS for $(DNS_ZONE) (kubeconfig context $(FED)); again: it is started if stopped
+	@bin/kubefed init $(FED) --local --dns-provider=coredns --dns-zone-name=$(DNS_ZONE) 2>/dev/null || bin/kubefed start $(FED)
+
+stop: ## stop the federation started by make run (its data stays in ~/.federation/$(FED))
+	@bin/kubefed stop $(FED)
 
 up: tools ## start N member clusters (N=3 NODES=2); prints export KUBECONFIG=... last
 	@bin/memberenv up --dir=$(RUN_DIR) --clusters=$(N) --nodes=$(NODES)
@@ -35,7 +51,20 @@ up: tools ## start N member clusters (N=3 NODES=2); prints export KUBECONFIG=...
 down: ## stop the member clusters started by make up
 	@if [ -x bin/memberenv ]; then bin/memberenv down --dir=$(RUN_DIR); fi
 
-clean: down ## remove build output and run folders (keeps the cached tool binaries)
+demo: tools ## member clusters + a federation joined to all of them, in $(DEMO_DIR)
+	@bin/memberenv up --dir=$(DEMO_DIR)/members --clusters=$(N) --nodes=$(NODES) >/dev/null
+	@export KUBECONFIG=$(DEMO_DIR)/members/kubeconfig; \
+	  bin/kubefed init $(FED) --local --data-dir=$(DEMO_DIR)/federation --dns-provider=coredns --dns-zone-name=$(DNS_ZONE) && \
+	  for i in $$(seq 1 $(N)); do bin/kubefed join cluster$$i --context=$(FED) || exit 1; done && \
+	  kubectl --context=$(FED) wait --for=condition=Ready clusters --all --timeout=60s >/dev/null && \
+	  kubectl --context=$(FED) get clusters && \
+	  echo "export KUBECONFIG=$$KUBECONFIG"
+
+demo-down: ## stop what make demo started
+	@if [ -x bin/kubefed ]; then KUBECONFIG=$(DEMO_DIR)/members/kubeconfig bin/kubefed delete $(FED) --local --data-dir=$(DEMO_DIR)/federation || true; fi
+	@if [ -x bin/memberenv ]; then bin/memberenv down --dir=$(DEMO_DIR)/members; fi
+
+clean: down demo-down ## remove build output and run folders (keeps the cached tool binaries)
 	rm -rf bin .run
 
 distclean: clean ## also remove the cached tool binaries

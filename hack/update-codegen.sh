@@ -6,7 +6,6 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-out="${1:-$root}" # verify-codegen.sh generates into a copy
 module="github.com/federation-v1/federation"
 cd "$root"
 
@@ -17,7 +16,7 @@ go tool deepcopy-gen \
 
 go tool openapi-gen \
 	--go-header-file hack/boilerplate.go.txt \
-	--output-dir "$out/pkg/generated/openapi" \
+	--output-dir "$root/pkg/generated/openapi" \
 	--output-pkg "$module/pkg/generated/openapi" \
 	--output-file zz_generated.openapi.go \
 	--output-model-name-file zz_generated.model_name.go \
@@ -34,12 +33,12 @@ go tool client-gen \
 	--clientset-name versioned \
 	--input-base "" \
 	--input "$module/pkg/apis/federation/v1beta1" \
-	--output-dir "$out/pkg/generated/clientset" \
+	--output-dir "$root/pkg/generated/clientset" \
 	--output-pkg "$module/pkg/generated/clientset"
 
 go tool lister-gen \
 	--go-header-file hack/boilerplate.go.txt \
-	--output-dir "$out/pkg/generated/listers" \
+	--output-dir "$root/pkg/generated/listers" \
 	--output-pkg "$module/pkg/generated/listers" \
 	"$module/pkg/apis/federation/v1beta1"
 
@@ -47,6 +46,6 @@ go tool informer-gen \
 	--go-header-file hack/boilerplate.go.txt \
 	--versioned-clientset-package "$module/pkg/generated/clientset/versioned" \
 	--listers-package "$module/pkg/generated/listers" \
-	--output-dir "$out/pkg/generated/informers" \
+	--output-dir "$root/pkg/generated/informers" \
 	--output-pkg "$module/pkg/generated/informers" \
 	"$module/pkg/apis/federation/v1beta1"

@@ -35,6 +35,9 @@ type Options struct {
 	Authentication apiserver.AuthenticationConfig
 	// DataDir holds the embedded etcd's data.
 	DataDir string
+	// EmbeddedEtcdClientPort is where the embedded etcd serves clients on
+	// 127.0.0.1; 0 serves them on a unix socket in --data-dir instead.
+	EmbeddedEtcdClientPort int
 	// EventTTL is how long events are kept.
 	EventTTL time.Duration
 }
@@ -75,6 +78,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"CSV file of bearer tokens: token,user,uid[,\"group1,group2\"].")
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir,
 		"Directory of the embedded etcd's data, used when --etcd-servers is not given.")
+	fs.IntVar(&o.EmbeddedEtcdClientPort, "embedded-etcd-client-port", o.EmbeddedEtcdClientPort,
+		"Port on 127.0.0.1 where the embedded etcd serves clients, so that the federation DNS server can read its records; 0 serves them only on a unix socket in --data-dir.")
 	fs.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "How long events are kept.")
 }
 
@@ -102,6 +107,9 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--data-dir is required when --etcd-servers is not given"))
 	}
 	errs = append(errs, o.Admission.Validate()...)
+	if o.EmbeddedEtcdClientPort < 0 || o.EmbeddedEtcdClientPort > 65535 {
+		errs = append(errs, fmt.Errorf("--embedded-etcd-client-port %d: want 1-65535, or 0 for a unix socket", o.EmbeddedEtcdClientPort))
+	}
 	if o.EventTTL <= 0 {
 		errs = append(errs, fmt.Errorf("--event-ttl must be positive, got %s", o.EventTTL))
 	}
@@ -109,9 +117,12 @@ func (o *Options) Validate() error {
 }
 
 // selfSignedCert generates a serving certificate into --cert-dir when none
-// is given.
+// is given, valid for localhost, the loopback addresses and --bind-address.
 func (o *Options) selfSignedCert() error {
 	ips := []net.IP{netutils.ParseIPSloppy("127.0.0.1"), netutils.ParseIPSloppy("::1")}
+	if bind := o.SecureServing.BindAddress; bind != nil && !bind.IsUnspecified() && !bind.IsLoopback() {
+		ips = append(ips, bind)
+	}
 	if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, ips); err != nil {
 		return fmt.Errorf("creating a self-signed serving certificate in %s: %w", o.SecureServing.ServerCert.CertDirectory, err)
 	}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -38,13 +39,25 @@ func NewCommand(ctx context.Context) *cobra.Command {
 // Run starts the embedded etcd when needed, then serves until ctx is done.
 func Run(ctx context.Context, o *Options) error {
 	if o.EmbeddedEtcd() {
-		etcd, err := embeddedetcd.Start(o.DataDir)
+		etcd, err := embeddedetcd.Start(o.DataDir, o.EmbeddedEtcdClientPort)
 		if err != nil {
 			return err
 		}
 		defer etcd.Stop()
 		o.Etcd.StorageConfig.Transport.ServerList = []string{etcd.ClientURL()}
 		klog.FromContext(ctx).Info("Started embedded etcd", "dataDir", o.DataDir, "url", etcd.ClientURL())
+
+		// Stop serving when the embedded etcd fails.
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		go func() {
+			select {
+			case err := <-etcd.Err():
+				cancel(fmt.Errorf("embedded etcd in %s failed: %w", o.DataDir, err))
+			case <-ctx.Done():
+			}
+		}()
 	}
 	config, err := o.Config()
 	if err != nil {
@@ -56,6 +69,9 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	if err := server.Run(ctx); err != nil {
 		return fmt.Errorf("serving the federation API: %w", err)
+	}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/federation-v1/federation/pkg/controllers/cluster"
+	"github.com/federation-v1/federation/pkg/controllers/servicedns"
 	fedsync "github.com/federation-v1/federation/pkg/controllers/sync"
 	"github.com/federation-v1/federation/pkg/generated/clientset/versioned"
 	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
@@ -26,7 +27,9 @@ type ControllerContext struct {
 	// federation-system namespace (member credentials).
 	FedInformers    fedinformers.SharedInformerFactory
 	SystemInformers kubeinformers.SharedInformerFactory
-	Recorder        record.EventRecorder
+	// KubeInformers watch the federated Kubernetes objects in every namespace.
+	KubeInformers kubeinformers.SharedInformerFactory
+	Recorder      record.EventRecorder
 	// FedDynamic and DynamicInformers reach every federated type.
 	FedDynamic       dynamic.Interface
 	DynamicInformers dynamicinformer.DynamicSharedInformerFactory
@@ -48,12 +51,13 @@ func (cc *ControllerContext) members() (*membercluster.Manager, error) {
 	return cc.Members, nil
 }
 
-// initFunc builds a controller and returns the function that runs it.
-type initFunc func(cc *ControllerContext) (run func(ctx context.Context) error, err error)
+// initFunc builds a controller and returns the function that runs it, or a
+// nil function when the controller is not configured to run.
+type initFunc func(ctx context.Context, cc *ControllerContext) (run func(ctx context.Context) error, err error)
 
 // controllers by name; each package exports its Name.
 var controllers = map[string]initFunc{
-	cluster.Name: func(cc *ControllerContext) (func(context.Context) error, error) {
+	cluster.Name: func(_ context.Context, cc *ControllerContext) (func(context.Context) error, error) {
 		c, err := cluster.New(cc.FedClient, cc.FedInformers.Federation().V1beta1().Clusters(),
 			cc.SystemInformers.Core().V1().Secrets(), cc.Recorder, cc.Options.Cluster)
 		if err != nil {
@@ -61,6 +65,7 @@ var controllers = map[string]initFunc{
 		}
 		return c.Run, nil
 	},
+	servicedns.Name: startServiceDNS,
 }
 
 func init() {
@@ -71,7 +76,7 @@ func init() {
 
 // syncInit makes the init function of the sync controller of one type.
 func syncInit(a *fedsync.Adapter) initFunc {
-	return func(cc *ControllerContext) (func(context.Context) error, error) {
+	return func(_ context.Context, cc *ControllerContext) (func(context.Context) error, error) {
 		members, err := cc.members()
 		if err != nil {
 			return nil, err

@@ -33,26 +33,42 @@ type Options struct {
 	// apiserver.
 	QPS   float32
 	Burst int
-	// FederationName labels the member copies of federated objects.
-	FederationName string
 	// Sync tunes the sync controllers of the federated types.
 	Sync fedsync.Options
+	// FederationName is the federation's name, as in its DNS names, and
+	// the value of the label on member copies of federated objects.
+	FederationName string
+	// DNS configures the service DNS controller; it runs only with a provider config.
+	DNS DNSOptions
+}
+
+// DNSOptions say where the service DNS records go.
+type DNSOptions struct {
+	// Provider is the DNS provider: coredns.
+	Provider string
+	// ProviderConfig is a v1 coredns-provider.conf (etcd endpoints, zones).
+	ProviderConfig string
+	// ZoneName is the zone the names live in; default the config's first zone.
+	ZoneName string
+	// TTL of the records in seconds.
+	TTL int64
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		Controllers: []string{"*"},
-		Address:     "127.0.0.1:10266",
+		Controllers:    []string{"*"},
+		Address:        "127.0.0.1:10266",
+		FederationName: "federation",
+		DNS:            DNSOptions{Provider: "coredns", TTL: 180},
 		Cluster: cluster.Options{
 			Period:     10 * time.Second,
 			Timeout:    5 * time.Second,
 			Thresholds: clusterhealth.DefaultThresholds,
 			Workers:    10,
 		},
-		QPS:            100,
-		Burst:          200,
-		FederationName: "federation",
+		QPS:   100,
+		Burst: 200,
 		Sync: fedsync.Options{
 			Workers:       5,
 			MemberTimeout: 10 * time.Second,
@@ -76,11 +92,15 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Cluster.Workers, "concurrent-cluster-syncs", o.Cluster.Workers, "clusters probed in parallel")
 	fs.Float32Var(&o.QPS, "federation-api-qps", o.QPS, "queries per second to the federation apiserver")
 	fs.IntVar(&o.Burst, "federation-api-burst", o.Burst, "burst of queries to the federation apiserver")
-	fs.StringVar(&o.FederationName, "federation-name", o.FederationName, "name of the federation: the value of the "+membercluster.FederationLabel+" label on member copies")
 	fs.IntVar(&o.Sync.Workers, "concurrent-object-syncs", o.Sync.Workers, "federated objects of one type reconciled in parallel")
 	fs.DurationVar(&o.Sync.MemberTimeout, "member-timeout", o.Sync.MemberTimeout, "timeout of every call to a member cluster")
 	fs.DurationVar(&o.Sync.DeletionWait, "deletion-wait", o.Sync.DeletionWait, "how long a deletion waits for a selected cluster that is not Ready before giving up on its copy")
 	fs.DurationVar(&o.Sync.StatusPeriod, "service-status-period", o.Sync.StatusPeriod, "how often a federated Service re-reads its members' endpoints")
+	fs.StringVar(&o.FederationName, "federation-name", o.FederationName, "name of the federation, as in its DNS names (SERVICE.NAMESPACE.FEDERATION.svc.ZONE) and in the "+membercluster.FederationLabel+" label on member copies")
+	fs.StringVar(&o.DNS.Provider, "dns-provider", o.DNS.Provider, "DNS provider of the service DNS records: coredns")
+	fs.StringVar(&o.DNS.ProviderConfig, "dns-provider-config", o.DNS.ProviderConfig, "coredns-provider.conf (v1 format: etcd-endpoints, zones, coredns-endpoints); without it the service-dns controller does not run")
+	fs.StringVar(&o.DNS.ZoneName, "dns-zone-name", o.DNS.ZoneName, "DNS zone of the federation, e.g. example.com. (default: the provider config's first zone)")
+	fs.Int64Var(&o.DNS.TTL, "dns-ttl", o.DNS.TTL, "TTL in seconds of the service DNS records")
 }
 
 // Validate returns every problem of the options at once.
@@ -114,6 +134,12 @@ func (o *Options) Validate() error {
 	}
 	if len(validation.IsValidLabelValue(o.FederationName)) > 0 || o.FederationName == "" {
 		errs = append(errs, fmt.Errorf("--federation-name %q must be a valid label value", o.FederationName))
+	}
+	if o.DNS.ProviderConfig != "" && o.DNS.Provider != "coredns" {
+		errs = append(errs, fmt.Errorf("--dns-provider %q: only coredns is supported", o.DNS.Provider))
+	}
+	if o.DNS.TTL < 1 {
+		errs = append(errs, fmt.Errorf("--dns-ttl %d: must be at least 1 second", o.DNS.TTL))
 	}
 	if o.Cluster.Workers < 1 {
 		errs = append(errs, errors.New("--concurrent-cluster-syncs must be at least 1"))

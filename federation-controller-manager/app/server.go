@@ -32,6 +32,10 @@ import (
 // component names the controller manager in events and user agents.
 const component = "federation-controller-manager"
 
+// resync re-delivers every federated object this often, so that what a
+// member or the DNS zone lost is repaired even without a change.
+const resync = 5 * time.Minute
+
 // NewCommand returns the federation-controller-manager command.
 func NewCommand() *cobra.Command {
 	o := NewOptions()
@@ -86,9 +90,10 @@ func Run(ctx context.Context, o *Options) error {
 		KubeClient:       kubeClient,
 		FedInformers:     fedinformers.NewSharedInformerFactory(fedClient, 0),
 		SystemInformers:  kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0, kubeinformers.WithNamespace(membercluster.SecretNamespace)),
-		Recorder:         broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: component}),
+		KubeInformers:    kubeinformers.NewSharedInformerFactory(kubeClient, resync),
 		FedDynamic:       fedDynamic,
 		DynamicInformers: dynamicinformer.NewDynamicSharedInformerFactory(fedDynamic, 0),
+		Recorder:         broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: component}),
 	}
 	var runs []func(context.Context) error
 	for name, init := range controllers {
@@ -96,20 +101,24 @@ func Run(ctx context.Context, o *Options) error {
 			logger.Info("Controller disabled", "controller", name)
 			continue
 		}
-		run, err := init(cc)
+		run, err := init(ctx, cc)
 		if err != nil {
 			return fmt.Errorf("starting the %s controller: %w", name, err)
 		}
-		runs = append(runs, run)
+		if run != nil {
+			runs = append(runs, run)
+		}
 	}
 	if cc.Members != nil {
 		runs = append(runs, cc.Members.Run)
 	}
 	cc.FedInformers.Start(ctx.Done())
 	cc.SystemInformers.Start(ctx.Done())
+	cc.KubeInformers.Start(ctx.Done())
 	cc.DynamicInformers.Start(ctx.Done())
 	defer cc.FedInformers.Shutdown()
 	defer cc.SystemInformers.Shutdown()
+	defer cc.KubeInformers.Shutdown()
 	defer cc.DynamicInformers.Shutdown()
 
 	errs := make(chan error, len(runs)+1)

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	namespacecontroller "k8s.io/kubernetes/pkg/controller/namespace"
 )
 
@@ -22,11 +23,15 @@ const namespaceDeletionWorkers = 2
 // Propagating the deletion to member clusters is the controller manager's
 // job, with a finalizer of its own.
 func startNamespaceDeletion(ctx genericapiserver.PostStartHookContext, factory informers.SharedInformerFactory) error {
-	client, err := kubernetes.NewForConfig(ctx.LoopbackClientConfig)
+	config := rest.CopyConfig(ctx.LoopbackClientConfig)
+	// Listing extensions/v1beta1 resources draws deprecation warnings that
+	// mean nothing to the controller.
+	config.WarningHandler = rest.NoWarnings{}
+	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return fmt.Errorf("creating the namespace controller's client: %w", err)
 	}
-	metadataClient, err := metadata.NewForConfig(ctx.LoopbackClientConfig)
+	metadataClient, err := metadata.NewForConfig(config)
 	if err != nil {
 		return fmt.Errorf("creating the namespace controller's metadata client: %w", err)
 	}

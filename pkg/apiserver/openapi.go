@@ -1,8 +1,10 @@
 package apiserver
 
 import (
+	"reflect"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/kube-openapi/pkg/common"
@@ -46,11 +48,28 @@ func friendlyName(name string) string {
 
 // ApplyOpenAPI configures OpenAPI v2 and v3 for every served type.
 func ApplyOpenAPI(config *genericapiserver.Config, version string) {
-	namer := openapi.NewDefinitionNamer(legacyscheme.Scheme)
+	namer := openapi.NewDefinitionNamer(externalTypes(legacyscheme.Scheme))
 	config.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(openAPIDefinitions, namer)
 	config.OpenAPIConfig.Info.Title = "Kubernetes Federation"
 	config.OpenAPIConfig.Info.Version = version
 	config.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(openAPIDefinitions, namer)
 	config.OpenAPIV3Config.Info.Title = "Kubernetes Federation"
 	config.OpenAPIV3Config.Info.Version = version
+}
+
+// externalTypes returns a scheme of the external (versioned) types of
+// scheme only. The federation types double as their internal version; named
+// from the full scheme, their OpenAPI definitions would list a
+// federation/__internal group-version-kind.
+func externalTypes(scheme *runtime.Scheme) *runtime.Scheme {
+	external := runtime.NewScheme()
+	for gvk, t := range scheme.AllKnownTypes() {
+		if gvk.Version == runtime.APIVersionInternal {
+			continue
+		}
+		if obj, ok := reflect.New(t).Interface().(runtime.Object); ok {
+			external.AddKnownTypeWithName(gvk, obj)
+		}
+	}
+	return external
 }

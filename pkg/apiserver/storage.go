@@ -5,7 +5,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/registry/generic"
-	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
@@ -41,7 +40,7 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64) (legacy
 	}
 	core.VersionedResourcesStorageMap["v1"] = coreV1
 
-	workloads, err := workloadStorage(getter)
+	workloads, rollback, err := workloadStorage(getter)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -53,28 +52,8 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64) (legacy
 	apps := newGroup("apps")
 	apps.VersionedResourcesStorageMap["v1"] = workloads
 
-	// extensions/v1beta1 serves the same stores as apps/v1 and
-	// networking.k8s.io/v1, so v1-era manifests are stored as the current
-	// versions and readable through both.
 	extensions := newGroup("extensions")
-	extensionsV1beta1 := map[string]rest.Storage{
-		"ingresses":        legacyAlias{ingress.Store},
-		"ingresses/status": ingressStatus,
-	}
-	for name, storage := range workloads {
-		switch st := storage.(type) {
-		case *deploymentstore.REST:
-			storage = legacyAlias{st.Store}
-		case *replicasetstore.REST:
-			storage = legacyAlias{st.Store}
-		case *daemonsetstore.REST:
-			storage = legacyAlias{st.Store}
-		case scaleStorage:
-			storage = legacyScale{st}
-		}
-		extensionsV1beta1[name] = storage
-	}
-	extensions.VersionedResourcesStorageMap["v1beta1"] = extensionsV1beta1
+	extensions.VersionedResourcesStorageMap["v1beta1"] = extensionsStorage(workloads, rollback, ingress, ingressStatus)
 
 	networking := newGroup("networking.k8s.io")
 	networking.VersionedResourcesStorageMap["v1"] = map[string]rest.Storage{
@@ -109,6 +88,7 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64) (legacy
 		return nil, nil, fmt.Errorf("creating cluster storage: %w", err)
 	}
 	fed := newGroup(federation.GroupName)
+	fed.NegotiatedSerializer = withoutProtobuf{fed.NegotiatedSerializer}
 	fed.VersionedResourcesStorageMap["v1beta1"] = map[string]rest.Storage{
 		"clusters":        cluster,
 		"clusters/status": clusterStatus,
@@ -152,19 +132,20 @@ func coreStorage(getter generic.RESTOptionsGetter, eventTTLSeconds uint64) (map[
 }
 
 // workloadStorage builds the storage of the served apps resources, shared by
-// apps/v1 and extensions/v1beta1.
-func workloadStorage(getter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+// apps/v1 and extensions/v1beta1, and the deployments/rollback storage that
+// only extensions/v1beta1 serves.
+func workloadStorage(getter generic.RESTOptionsGetter) (map[string]rest.Storage, rest.Storage, error) {
 	deployments, err := deploymentstore.NewStorage(getter)
 	if err != nil {
-		return nil, fmt.Errorf("creating deployment storage: %w", err)
+		return nil, nil, fmt.Errorf("creating deployment storage: %w", err)
 	}
 	replicaSets, err := replicasetstore.NewStorage(getter)
 	if err != nil {
-		return nil, fmt.Errorf("creating replicaset storage: %w", err)
+		return nil, nil, fmt.Errorf("creating replicaset storage: %w", err)
 	}
 	daemonSets, daemonSetStatus, err := daemonsetstore.NewREST(getter)
 	if err != nil {
-		return nil, fmt.Errorf("creating daemonset storage: %w", err)
+		return nil, nil, fmt.Errorf("creating daemonset storage: %w", err)
 	}
 	return map[string]rest.Storage{
 		"deployments":        deployments.Deployment,
@@ -175,12 +156,5 @@ func workloadStorage(getter generic.RESTOptionsGetter) (map[string]rest.Storage,
 		"replicasets/scale":  replicaSets.Scale,
 		"daemonsets":         daemonSets,
 		"daemonsets/status":  daemonSetStatus,
-	}, nil
-}
-
-// legacyAlias serves a store under extensions/v1beta1 without the short
-// names and categories it has in its current group, so that "deploy" or
-// "all" resolve to one resource only (kubectl warns otherwise).
-type legacyAlias struct {
-	*genericregistry.Store
+	}, deployments.Rollback, nil
 }

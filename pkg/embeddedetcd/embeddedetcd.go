@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -18,20 +20,26 @@ const startTimeout = 60 * time.Second
 
 // Server is a running embedded etcd.
 type Server struct {
-	etcd *embed.Etcd
+	etcd      *embed.Etcd
+	clientURL string
 }
 
-// Start runs an etcd member with its data in dataDir, serving clients on a
-// free port of 127.0.0.1 (see ClientURL).
-func Start(dataDir string) (*Server, error) {
+// Start runs an etcd member with its data in dataDir/etcd. With clientPort
+// 0 it serves clients on a unix socket in that directory, which only the
+// owner of the data can reach; with a port it serves them on
+// 127.0.0.1:clientPort, so that other programs of the control plane, such
+// as the DNS server reading /skydns, can share it. See ClientURL. Its peer
+// port, on 127.0.0.1, is never dialled: the member is alone.
+func Start(dataDir string, clientPort int) (*Server, error) {
 	cfg := embed.NewConfig()
 	cfg.Name = "federation"
 	cfg.Dir = filepath.Join(dataDir, "etcd")
 	cfg.Logger = "zap"
 	cfg.LogLevel = "error"
-	// etcd dials its own advertised client address, so the port must be
-	// known before it starts.
-	clientURL, err := freeLocalURL()
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the embedded etcd directory %s: %w", cfg.Dir, err)
+	}
+	clientURL, err := clientListenURL(cfg.Dir, clientPort)
 	if err != nil {
 		return nil, err
 	}
@@ -39,11 +47,11 @@ func Start(dataDir string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// etcd dials its own advertised client address.
 	cfg.ListenClientUrls = []url.URL{clientURL}
 	cfg.AdvertiseClientUrls = []url.URL{clientURL}
 	cfg.ListenPeerUrls = []url.URL{peerURL}
 	cfg.AdvertisePeerUrls = []url.URL{peerURL}
-	// The member is alone: its advertised peer address is never dialled.
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 
 	e, err := embed.StartEtcd(cfg)
@@ -59,7 +67,23 @@ func Start(dataDir string) (*Server, error) {
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd in %s not ready after %s", cfg.Dir, startTimeout)
 	}
-	return &Server{etcd: e}, nil
+	// url.URL.String would escape the socket path's slashes.
+	return &Server{etcd: e, clientURL: clientURL.Scheme + "://" + clientURL.Host}, nil
+}
+
+// clientListenURL is the unix socket in dir when port is 0, else
+// 127.0.0.1:port.
+func clientListenURL(dir string, port int) (url.URL, error) {
+	if port != 0 {
+		return url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}, nil
+	}
+	socket, err := filepath.Abs(filepath.Join(dir, "client.sock"))
+	if err != nil {
+		return url.URL{}, fmt.Errorf("locating the embedded etcd socket: %w", err)
+	}
+	// etcd wants host:port even for a socket: the file is named
+	// "client.sock:0".
+	return url.URL{Scheme: "unix", Host: socket + ":0"}, nil
 }
 
 // freeLocalURL returns an http URL on a port of 127.0.0.1 that was free a
@@ -75,7 +99,12 @@ func freeLocalURL() (url.URL, error) {
 
 // ClientURL is the address clients reach the etcd at.
 func (s *Server) ClientURL() string {
-	return "http://" + s.etcd.Clients[0].Addr().String()
+	return s.clientURL
+}
+
+// Err reports errors that stop the etcd from serving.
+func (s *Server) Err() <-chan error {
+	return s.etcd.Err()
 }
 
 // Stop shuts the etcd down and waits until it has.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +25,7 @@ type initOptions struct {
 	dnsProvider        string
 	dnsZoneName        string
 	dnsProviderConfig  string
+	dnsPort            int
 	dryRun             bool
 	// find locates the control plane's binaries.
 	find func(program string) (string, error)
@@ -63,7 +66,8 @@ the current context is left alone.`,
 	f.StringSliceVar(&o.etcdServers, "etcd-servers", nil, "external etcd endpoints instead of the embedded etcd")
 	f.StringVar(&o.dnsProvider, "dns-provider", "", "DNS provider of the federation: coredns")
 	f.StringVar(&o.dnsZoneName, "dns-zone-name", "", "DNS zone of the federation, e.g. example.com.")
-	f.StringVar(&o.dnsProviderConfig, "dns-provider-config", "", "coredns-provider.conf of an existing etcd/CoreDNS")
+	f.StringVar(&o.dnsProviderConfig, "dns-provider-config", "", "coredns-provider.conf of an existing etcd/CoreDNS to use instead of starting federation-dns")
+	f.IntVar(&o.dnsPort, "dns-port", 0, "port of federation-dns on the bind address, UDP and TCP (default: a free port; 53 needs root)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print what would be done, and do nothing")
 	return cmd
 }
@@ -85,8 +89,20 @@ func (o *initOptions) validate() error {
 	if !o.local {
 		errs = append(errs, errors.New("running the control plane in a host cluster is not supported yet: use --local"))
 	}
-	if o.dnsProvider != "" || o.dnsZoneName != "" || o.dnsProviderConfig != "" {
-		errs = append(errs, errors.New("--dns-provider, --dns-zone-name and --dns-provider-config are not supported yet: the federation DNS server is still being built"))
+	switch {
+	case o.dnsProvider != "" && o.dnsProvider != "coredns":
+		errs = append(errs, fmt.Errorf("--dns-provider %q: only coredns is supported", o.dnsProvider))
+	case o.dnsProvider == "" && (o.dnsZoneName != "" || o.dnsProviderConfig != ""):
+		errs = append(errs, errors.New("--dns-zone-name and --dns-provider-config need --dns-provider=coredns"))
+	case o.dnsProvider != "" && o.dnsZoneName == "":
+		errs = append(errs, errors.New("--dns-provider=coredns needs --dns-zone-name, e.g. example.com."))
+	}
+	if o.dnsProviderConfig != "" {
+		if _, err := os.Stat(o.dnsProviderConfig); err != nil {
+			errs = append(errs, fmt.Errorf("--dns-provider-config: %w", err))
+		} else if abs, err := filepath.Abs(o.dnsProviderConfig); err == nil {
+			o.dnsProviderConfig = abs // the controller manager runs from another folder
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -95,6 +111,7 @@ func (o *initOptions) run(cmd *cobra.Command, out io.Writer) error {
 	plane, err := localplane.New(localplane.Options{
 		Name: o.name, Dir: o.dataDir, AdvertiseAddress: o.advertiseAddress,
 		Port: o.port, EtcdServers: o.etcdServers,
+		DNSZone: o.dnsZoneName, DNSPort: o.dnsPort, DNSProviderConfig: o.dnsProviderConfig,
 	})
 	if err != nil {
 		return err
@@ -127,7 +144,10 @@ func (o *initOptions) run(cmd *cobra.Command, out io.Writer) error {
 	}
 	fmt.Fprintln(out, " done")
 	if err := step(out, "Creating a namespace "+localplane.SystemNamespace+" for federation system components", func() error {
-		return plane.EnsureSystemNamespace(ctx)
+		if err := plane.EnsureSystemNamespace(ctx); err != nil {
+			return err
+		}
+		return plane.PublishDNS(ctx)
 	}); err != nil {
 		return err
 	}
@@ -139,6 +159,9 @@ func (o *initOptions) run(cmd *cobra.Command, out io.Writer) error {
 		return addContext(o.pathOptions(), o.name, cfg)
 	}); err != nil {
 		return err
+	}
+	if plane.DNS != nil {
+		fmt.Fprintf(out, "Federation DNS server for %s is answering at: %s\n", plane.DNSZone, plane.DNS.Address)
 	}
 	fmt.Fprintf(out, "Federation API server is running at: %s\n", plane.Server)
 	return nil

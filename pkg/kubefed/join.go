@@ -25,16 +25,12 @@ const tokenTimeout = 30 * time.Second
 
 // joinOptions are the options of `kubefed join`.
 type joinOptions struct {
-	*globalFlags
-	cluster            string
-	federation         string
-	clusterContext     string
-	hostClusterContext string
-	dryRun             bool
+	clusterFlags
+	dryRun bool
 }
 
 func newJoinCommand(g *globalFlags) *cobra.Command {
-	o := &joinOptions{globalFlags: g}
+	o := &joinOptions{clusterFlags: clusterFlags{globalFlags: g}}
 	cmd := &cobra.Command{
 		Use:   "join CLUSTER_NAME --context=FEDERATION [--cluster-context=CONTEXT]",
 		Short: "Register a cluster with a federation",
@@ -48,19 +44,14 @@ the Cluster object.`,
 		Example: `  kubefed join cluster1 --context=fed --cluster-context=cluster1`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.cluster = args[0]
-			if o.clusterContext == "" {
-				o.clusterContext = o.cluster
-			}
+			o.complete(args)
 			if errs := validation.IsDNS1123Label(o.cluster); len(errs) > 0 {
 				return fmt.Errorf("cluster name %q: %s", o.cluster, errs[0])
 			}
 			return o.run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&o.federation, "context", "", "kubeconfig context of the federation")
-	cmd.Flags().StringVar(&o.clusterContext, "cluster-context", "", "kubeconfig context of the cluster to join (default CLUSTER_NAME)")
-	cmd.Flags().StringVar(&o.hostClusterContext, "host-cluster-context", "", "accepted for Federation v1 compatibility; a local federation has no host cluster")
+	o.addFlags(cmd)
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the objects that would be created, and create nothing")
 	return cmd
 }
@@ -109,6 +100,15 @@ func (o *joinOptions) run(ctx context.Context, out io.Writer) error {
 			err = fmt.Errorf("%w; cleaning up what was created also failed: %v", err, rbErr)
 		}
 		return fmt.Errorf("joining cluster %q: %w", o.cluster, err)
+	}
+	if zone, server, ok, err := federationDNS(ctx, fed.kube); err != nil || !ok {
+		if err != nil {
+			fmt.Fprintf(out, "warning: %v\n", err)
+		}
+	} else if changed, err := addForwarding(ctx, member, o.federation, zone, server); err != nil {
+		fmt.Fprintf(out, "warning: the member's cluster DNS does not forward %s to the federation: %v\n", zone, err)
+	} else if changed {
+		fmt.Fprintf(out, "the member's cluster DNS (%s/%s) now forwards %s to %s\n", memberDNSNamespace, memberDNSConfigMap, zone, server)
 	}
 	fmt.Fprintf(out, "cluster %q created\n", o.cluster)
 	return nil

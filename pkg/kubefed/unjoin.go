@@ -16,15 +16,11 @@ import (
 
 // unjoinOptions are the options of `kubefed unjoin`.
 type unjoinOptions struct {
-	*globalFlags
-	cluster            string
-	federation         string
-	clusterContext     string
-	hostClusterContext string
+	clusterFlags
 }
 
 func newUnjoinCommand(g *globalFlags) *cobra.Command {
-	o := &unjoinOptions{globalFlags: g}
+	o := &unjoinOptions{clusterFlags: clusterFlags{globalFlags: g}}
 	cmd := &cobra.Command{
 		Use:   "unjoin CLUSTER_NAME --context=FEDERATION [--cluster-context=CONTEXT]",
 		Short: "Remove a cluster from a federation",
@@ -35,16 +31,11 @@ the federation side is still removed and kubefed says what it could not clean.`,
 		Example: `  kubefed unjoin cluster3 --context=fed --cluster-context=cluster3`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.cluster = args[0]
-			if o.clusterContext == "" {
-				o.clusterContext = o.cluster
-			}
+			o.complete(args)
 			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().StringVar(&o.federation, "context", "", "kubeconfig context of the federation")
-	cmd.Flags().StringVar(&o.clusterContext, "cluster-context", "", "kubeconfig context of the cluster (default CLUSTER_NAME)")
-	cmd.Flags().StringVar(&o.hostClusterContext, "host-cluster-context", "", "accepted for Federation v1 compatibility; a local federation has no host cluster")
+	o.addFlags(cmd)
 	return cmd
 }
 
@@ -96,6 +87,9 @@ func (o *unjoinOptions) removeMemberAccess(ctx context.Context) error {
 	ns := a.Account.Namespace
 	del := metav1.DeleteOptions{}
 	var errs []error
+	if _, err := removeForwarding(ctx, member, o.federation); err != nil {
+		errs = append(errs, err)
+	}
 	for _, remove := range []func() error{
 		func() error { return member.RbacV1().ClusterRoleBindings().Delete(ctx, a.Binding.Name, del) },
 		func() error { return member.RbacV1().ClusterRoles().Delete(ctx, a.Role.Name, del) },

@@ -66,7 +66,7 @@ func New(opts Options) (*Plane, error) {
 		return nil, err
 	}
 	p.ControllerManagerAddress = net.JoinHostPort("127.0.0.1", strconv.Itoa(cmPort))
-	return p, nil
+	return p, p.planDNS()
 }
 
 // Create writes the planned plane to its folder: credentials and state.
@@ -77,13 +77,16 @@ func (p *Plane) Create() error {
 	if err := p.createCredentials(); err != nil {
 		return fmt.Errorf("creating credentials for federation %q: %w", p.Name, err)
 	}
+	if err := p.writeDNSFiles(); err != nil {
+		return fmt.Errorf("writing the DNS configuration of federation %q: %w", p.Name, err)
+	}
 	return p.save()
 }
 
 // CommandLines are the programs Start would run, for --dry-run.
 func (p *Plane) CommandLines(find func(program string) (string, error)) []string {
 	var lines []string
-	for _, prog := range programs {
+	for _, prog := range programsOf(p) {
 		path, err := find(prog.name)
 		if err != nil {
 			path = prog.name + " (not found: " + err.Error() + ")"
@@ -96,7 +99,7 @@ func (p *Plane) CommandLines(find func(program string) (string, error)) []string
 // Start starts every program of the plane that is not running, with the
 // binaries found by find.
 func (p *Plane) Start(find func(program string) (string, error)) error {
-	for _, prog := range programs {
+	for _, prog := range programsOf(p) {
 		if p.Processes[prog.name].Alive() {
 			continue
 		}
@@ -121,7 +124,8 @@ func (p *Plane) Start(find func(program string) (string, error)) error {
 	return nil
 }
 
-// WaitReady waits until the apiserver answers /readyz, calling tick about
+// WaitReady waits until the apiserver answers /readyz (and the DNS server,
+// if any, /ready), calling tick about
 // once a second so that a person sees progress.
 func (p *Plane) WaitReady(ctx context.Context, tick func()) error {
 	client, err := p.AdminClient()
@@ -129,7 +133,7 @@ func (p *Plane) WaitReady(ctx context.Context, tick func()) error {
 		return err
 	}
 	last := time.Now()
-	return localprocess.WaitFor(ctx, readyTimeout, "federation-apiserver /readyz", p.Processes[APIServer], func() error {
+	err = localprocess.WaitFor(ctx, readyTimeout, "federation-apiserver /readyz", p.Processes[APIServer], func() error {
 		if tick != nil && time.Since(last) >= time.Second {
 			tick()
 			last = time.Now()
@@ -137,6 +141,10 @@ func (p *Plane) WaitReady(ctx context.Context, tick func()) error {
 		_, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		return err
 	})
+	if err != nil {
+		return err
+	}
+	return p.waitDNSReady(ctx)
 }
 
 // EnsureSystemNamespace creates the federation-system namespace.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -33,6 +34,15 @@ type Options struct {
 	Port int
 	// EtcdServers: an external etcd; empty runs the embedded one.
 	EtcdServers []string
+	// DNSZone is the federation's DNS zone (e.g. "example.com."); empty
+	// means no DNS.
+	DNSZone string
+	// DNSPort is where federation-dns answers on the bind address; 0 picks
+	// a free port.
+	DNSPort int
+	// DNSProviderConfig is a v1 coredns-provider.conf of an existing
+	// etcd/CoreDNS: then no DNS server of ours runs.
+	DNSProviderConfig string
 }
 
 // Validate checks the options a person gives.
@@ -43,8 +53,18 @@ func (o Options) Validate() error {
 	if o.Dir == "" {
 		return fmt.Errorf("federation %q: no data folder", o.Name)
 	}
-	if o.Port < 0 || o.Port > 65535 {
-		return fmt.Errorf("--api-server-port %d: want 1-65535, or 0 for a free port", o.Port)
+	for flag, port := range map[string]int{"--api-server-port": o.Port, "--dns-port": o.DNSPort} {
+		if port < 0 || port > 65535 {
+			return fmt.Errorf("%s %d: want 1-65535, or 0 for a free port", flag, port)
+		}
+	}
+	if o.DNSZone != "" {
+		if errs := validation.IsDNS1123Subdomain(strings.TrimSuffix(o.DNSZone, ".")); len(errs) > 0 {
+			return fmt.Errorf("--dns-zone-name %q: %s", o.DNSZone, errs[0])
+		}
+	}
+	if o.DNSProviderConfig != "" && o.DNSZone == "" {
+		return fmt.Errorf("--dns-provider-config needs --dns-zone-name")
 	}
 	return nil
 }
@@ -65,6 +85,8 @@ type Plane struct {
 	Server string `json:"server"`
 	// ControllerManagerAddress serves the controller manager's /healthz and /metrics.
 	ControllerManagerAddress string `json:"controllerManagerAddress"`
+	// DNS is set when the plane runs its own DNS server.
+	DNS *DNSServer `json:"dns,omitempty"`
 	// Processes by program name.
 	Processes map[string]*localprocess.Process `json:"processes"`
 }

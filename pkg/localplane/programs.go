@@ -11,21 +11,38 @@ var execLookPath = exec.LookPath
 type program struct {
 	name string
 	args func(p *Plane) []string
+	// runs says whether this plane runs the program; nil means always.
+	runs func(p *Plane) bool
 }
 
-// programs of a local plane, in start order. The DNS server joins this list
-// when it is built.
+// programs of a local plane, in start order.
 var programs = []program{
 	{name: APIServer, args: apiserverArgs},
 	{name: ControllerManager, args: controllerManagerArgs},
+	{name: DNSServerProgram, args: dnsArgs, runs: func(p *Plane) bool { return p.DNS != nil }},
+}
+
+// programsOf lists the programs p runs.
+func programsOf(p *Plane) []program {
+	var out []program
+	for _, prog := range programs {
+		if prog.runs == nil || prog.runs(p) {
+			out = append(out, prog)
+		}
+	}
+	return out
 }
 
 func controllerManagerArgs(p *Plane) []string {
-	return []string{
+	args := []string{
 		"--kubeconfig=" + p.path(ControllerManagerKubeconfig),
 		"--address=" + p.ControllerManagerAddress,
 		"--federation-name=" + p.Name,
 	}
+	if config := p.providerConfig(); config != "" {
+		args = append(args, "--dns-provider=coredns", "--dns-provider-config="+config, "--dns-zone-name="+p.DNSZone)
+	}
+	return args
 }
 
 func apiserverArgs(p *Plane) []string {
@@ -39,6 +56,9 @@ func apiserverArgs(p *Plane) []string {
 	}
 	if servers := joinNonEmpty(p.EtcdServers); servers != "" {
 		args = append(args, "--etcd-servers="+servers)
+	}
+	if p.DNS != nil && p.DNS.EmbeddedEtcdPort != 0 {
+		args = append(args, "--embedded-etcd-client-port="+strconv.Itoa(p.DNS.EmbeddedEtcdPort))
 	}
 	return args
 }

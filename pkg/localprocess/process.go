@@ -85,12 +85,26 @@ func Runs(pid int, path string) bool {
 	if i := bytes.LastIndexByte(stat, ')'); i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' {
 		return false
 	}
-	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	cmdline, err := readCmdline(pid)
 	if err != nil {
 		return false
 	}
 	argv0, _, _ := bytes.Cut(cmdline, []byte{0})
 	return string(argv0) == path
+}
+
+// readCmdline reads /proc/PID/cmdline. Right after an exec the kernel shows
+// it empty for a moment (seen in about one start in ten here), so an empty
+// one is read again for up to 100ms before it is believed.
+func readCmdline(pid int) ([]byte, error) {
+	path := "/proc/" + strconv.Itoa(pid) + "/cmdline"
+	for tries := 0; ; tries++ {
+		cmdline, err := os.ReadFile(path)
+		if err != nil || len(cmdline) > 0 || tries == 10 {
+			return cmdline, err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // Stop sends SIGTERM to the process group, and SIGKILL if it has not exited
@@ -150,6 +164,7 @@ func FindMentioning(dir string, programs map[string]bool) []*Process {
 		if err != nil || pid == self {
 			continue
 		}
+		// No retry here: kernel threads have empty command lines for good.
 		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
 		if err != nil || !bytes.Contains(cmdline, []byte(dir)) {
 			continue

@@ -36,7 +36,7 @@ func TestProcessLifecycle(t *testing.T) {
 	require.Len(t, found, 1, "a process whose command line names the folder is found")
 	assert.Equal(t, p.Pid, found[0].Pid)
 	require.NoError(t, found[0].Stop(5*time.Second), "a found process can be stopped")
-	assert.False(t, p.Alive())
+	assert.True(t, p.waitExit(time.Second), "the starter's handle sees it gone once it is reaped")
 
 	assert.Empty(t, FindMentioning(dir, map[string]bool{"etcd": true}))
 

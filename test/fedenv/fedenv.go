@@ -28,17 +28,20 @@ import (
 // planePrograms are the processes of a local plane, for cleaning up.
 var planePrograms = map[string]bool{localplane.APIServer: true, localplane.ControllerManager: true}
 
-// BuildBinaries builds kubefed and the control plane into dir/bin; kubefed
-// finds the others beside itself.
+// BuildBinaries builds kubefed, the control plane and federation-dns into
+// dir/bin; kubefed finds the others beside itself.
 func BuildBinaries(dir string) (string, error) {
 	bin := filepath.Join(dir, "bin")
 	build := exec.Command("go", "build", "-o", bin+"/",
 		"github.com/federation-v1/federation/kubefed",
 		"github.com/federation-v1/federation/federation-apiserver",
 		"github.com/federation-v1/federation/federation-controller-manager")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		return "", fmt.Errorf("building kubefed and the control plane: %w", err)
+	dns := exec.Command("go", "build", "-o", filepath.Join(bin, "federation-dns"), "github.com/federation-v1/federation/dns")
+	for _, b := range []*exec.Cmd{build, dns} {
+		b.Stdout, b.Stderr = os.Stdout, os.Stderr
+		if err := b.Run(); err != nil {
+			return "", fmt.Errorf("building kubefed and the control plane: %w", err)
+		}
 	}
 	return bin, nil
 }

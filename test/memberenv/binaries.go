@@ -136,7 +136,17 @@ func ensureTool(ctx context.Context, root, cache string, t tool, logf func(strin
 	if err := os.RemoveAll(tmp); err != nil {
 		return "", err
 	}
-	args := append([]string{"build", "-ldflags=-s -w", "-o", tmp + "/"}, t.packages...)
+	// One package is built to its file name (go would name etcd's main
+	// "server", after its module path without the /v3); several go to a
+	// folder, named after their paths, sharing one compile.
+	out := tmp + "/"
+	if len(t.packages) == 1 {
+		if err := os.MkdirAll(tmp, 0o755); err != nil {
+			return "", err
+		}
+		out = filepath.Join(tmp, binaryName(t.packages[0]))
+	}
+	args := append([]string{"build", "-ldflags=-s -w", "-o", out}, t.packages...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = modDir
 	if out, err := cmd.CombinedOutput(); err != nil {

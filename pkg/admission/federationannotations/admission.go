@@ -35,8 +35,13 @@ var preferencesAnnotations = map[schema.GroupResource]string{
 // Register adds the plugin to plugins.
 func Register(plugins *admission.Plugins) {
 	plugins.Register(PluginName, func(io.Reader) (admission.Interface, error) {
-		return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update)}, nil
+		return New(), nil
 	})
+}
+
+// New returns the plugin.
+func New() *Plugin {
+	return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update)}
 }
 
 // Plugin validates the federation annotations on create and update.

@@ -3,57 +3,154 @@ package kubefed_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/federation-v1/federation/pkg/localplane"
 	"github.com/federation-v1/federation/pkg/poll"
-	"github.com/federation-v1/federation/test/fedenv"
 	"github.com/federation-v1/federation/test/memberenv"
 )
 
-// withMembers starts three member clusters and gives the user their
-// contexts, plus a context "dead" whose server does not answer.
+// withMembers starts three member clusters and gives the user their contexts.
 func withMembers(t *testing.T, u *user) *memberenv.Environment {
 	t.Helper()
-	env := fedenv.WithMembers(t, u, memberenv.DefaultClusters(3, 2))
-	mine, err := clientcmd.LoadFromFile(u.Kubeconfig)
+	env, err := memberenv.Start(context.Background(), memberenv.Options{
+		Dir: filepath.Join(t.TempDir(), "members"), Clusters: memberenv.DefaultClusters(3, 2), Logf: t.Logf,
+	})
 	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, env.Stop()) })
+	members, err := clientcmd.LoadFromFile(env.Kubeconfig)
+	require.NoError(t, err)
+	mine, err := clientcmd.LoadFromFile(u.kubeconfig)
+	require.NoError(t, err)
+	for name := range members.Contexts {
+		mine.Clusters[name], mine.AuthInfos[name], mine.Contexts[name] = members.Clusters[name], members.AuthInfos[name], members.Contexts[name]
+	}
+	// A context whose server does not answer, for the bad-input cases.
 	mine.Clusters["dead"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}
 	mine.AuthInfos["dead"] = &clientcmdapi.AuthInfo{Token: "x"}
 	mine.Contexts["dead"] = &clientcmdapi.Context{Cluster: "dead", AuthInfo: "dead"}
-	require.NoError(t, clientcmd.WriteToFile(*mine, u.Kubeconfig))
+	require.NoError(t, clientcmd.WriteToFile(*mine, u.kubeconfig))
 	return env
+}
+
+// clusterTable returns `kubectl get clusters` rows by name: STATUS, ZONES, REGION.
+func (u *user) clusterTable(ctx context.Context) (map[string][]string, error) {
+	out, err := u.kubectl().Run(ctx, "--context=fed", "get", "clusters", "--no-headers")
+	if err != nil {
+		return nil, err
+	}
+	rows := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if f := strings.Fields(line); len(f) >= 4 {
+			rows[f[0]] = f[1:4]
+		}
+	}
+	return rows, nil
+}
+
+func (u *user) waitClusterStatus(t *testing.T, timeout time.Duration, want map[string]string) {
+	t.Helper()
+	require.NoError(t, poll.Until(context.Background(), timeout, fmt.Sprintf("cluster statuses %v", want), func(ctx context.Context) error {
+		rows, err := u.clusterTable(ctx)
+		if err != nil {
+			return err
+		}
+		for name, status := range want {
+			if row, ok := rows[name]; !ok || row[0] != status {
+				return fmt.Errorf("clusters are %v", rows)
+			}
+		}
+		return nil
+	}))
 }
 
 func TestJoinHealthAndUnjoin(t *testing.T) {
 	ctx := context.Background()
 	u := newUser(t)
 	env := withMembers(t, u)
-	u.InitFederation("fed")
+	u.initFederation("fed", "--dns-provider=coredns", "--dns-zone-name=example.com.")
+	// cluster3 has a cluster DNS of its own for join to extend.
+	member3, err := env.Client("cluster3")
+	require.NoError(t, err)
+	_, err = member3.CoreV1().ConfigMaps("kube-system").Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "coredns"},
+		Data:       map[string]string{"Corefile": ".:53 {\n    forward . /etc/resolv.conf\n}\n"},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	memberCorefile := func() string {
+		cm, err := member3.CoreV1().ConfigMaps("kube-system").Get(ctx, "coredns", metav1.GetOptions{})
+		require.NoError(t, err)
+		return cm.Data["Corefile"]
+	}
 	fedSecrets := func() int {
-		out, err := u.Kubectl().Run(ctx, "--context=fed", "get", "secrets", "-n", "federation-system", "-o", "name")
+		out, err := u.kubectl().Run(ctx, "--context=fed", "get", "secrets", "-n", "federation-system", "-o", "name")
 		require.NoError(t, err)
 		return len(strings.Fields(out))
 	}
 
+	t.Run("join --dry-run prints the objects and creates none", func(t *testing.T) {
+		out := u.mustKubefed("join", "cluster1", "--context=fed", "--dry-run")
+		for _, kind := range []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Secret", "Cluster"} {
+			assert.Contains(t, out, "kind: "+kind+"\n")
+		}
+		assert.Contains(t, out, "serverAddress: https://127.0.0.1:")
+		_, err := u.kubectl().Run(ctx, "--context=fed", "get", "cluster", "cluster1")
+		assert.ErrorContains(t, err, "NotFound")
+		member, err := env.Client("cluster1")
+		require.NoError(t, err)
+		_, err = member.RbacV1().ClusterRoles().Get(ctx, "federation-fed", metav1.GetOptions{})
+		assert.True(t, apierrors.IsNotFound(err), "ClusterRole: %v", err)
+	})
+
 	for _, c := range []string{"cluster1", "cluster2", "cluster3"} {
-		out := u.MustKubefed("join", c, "--context=fed")
-		assert.Equal(t, fmt.Sprintf("cluster %q created\n", c), out)
+		out := u.mustKubefed("join", c, "--context=fed")
+		assert.Contains(t, out, fmt.Sprintf("cluster %q created\n", c))
 	}
-	u.WaitClusterStatus("fed", 30*time.Second, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
-	rows, err := u.ClusterTable(ctx, "fed")
+	assert.Regexp(t, `(?s)# BEGIN federation fed\nexample.com. \{\n    forward \. 127\.0\.0\.1:\d+\n\}\n# END federation fed`, memberCorefile(),
+		"join points the member's cluster DNS at the federation zone")
+	u.waitClusterStatus(t, 30*time.Second, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
+	rows, err := u.clusterTable(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Ready", "us-east1-b", "us-east1"}, rows["cluster1"])
 	assert.Equal(t, []string{"Ready", "us-east1-c", "us-east1"}, rows["cluster2"])
 	assert.Equal(t, []string{"Ready", "europe-west1-b", "europe-west1"}, rows["cluster3"])
+
+	t.Run("the controller manager serves health and per-cluster probe metrics", func(t *testing.T) {
+		plane, err := localplane.Load(u.planeDir("fed"))
+		require.NoError(t, err)
+		base := "http://" + plane.ControllerManagerAddress
+		require.NoError(t, httpGet(ctx, base+"/healthz", func(body string) error {
+			if body != "ok" {
+				return fmt.Errorf("/healthz said %q", body)
+			}
+			return nil
+		}))
+		require.NoError(t, httpGet(ctx, base+"/metrics", func(body string) error {
+			for _, want := range []string{
+				`federation_cluster_ready{cluster="cluster1"} 1`,
+				`federation_cluster_probes_total{cluster="cluster2",result="Ready"}`,
+				`federation_cluster_probe_duration_seconds_count{cluster="cluster3"}`,
+			} {
+				if !strings.Contains(body, want) {
+					return fmt.Errorf("/metrics lacks %s", want)
+				}
+			}
+			return nil
+		}))
+	})
 
 	t.Run("the member account has only what the federated types need", func(t *testing.T) {
 		member, err := env.Client("cluster1")
@@ -84,13 +181,13 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 			{[]string{"join", "cluster1"}, "--context"},
 			{[]string{"unjoin", "ghost", "--context=fed"}, `cluster "ghost" is not joined`},
 		} {
-			out, err := u.Kubefed(tt.args...)
+			out, err := u.kubefed(tt.args...)
 			assert.Error(t, err, "kubefed %v", tt.args)
 			assert.Contains(t, out, tt.want, "kubefed %v", tt.args)
 		}
 		assert.Equal(t, before, fedSecrets(), "no credentials Secret was left behind")
 		for _, name := range []string{"ghost", "dead"} {
-			_, err := u.Kubectl().Run(ctx, "--context=fed", "get", "cluster", name)
+			_, err := u.kubectl().Run(ctx, "--context=fed", "get", "cluster", name)
 			assert.Error(t, err, "no Cluster %s was created", name)
 		}
 	})
@@ -98,11 +195,11 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 	t.Run("an unreachable member goes Offline and comes back, with events", func(t *testing.T) {
 		require.NoError(t, env.StopAPIServer("cluster2"))
 		// Probes every 10s, two failures needed: well within 45s.
-		u.WaitClusterStatus("fed", 45*time.Second, map[string]string{"cluster2": "Offline", "cluster1": "Ready", "cluster3": "Ready"})
+		u.waitClusterStatus(t, 45*time.Second, map[string]string{"cluster2": "Offline", "cluster1": "Ready", "cluster3": "Ready"})
 		require.NoError(t, env.StartAPIServer(ctx, "cluster2"))
-		u.WaitClusterStatus("fed", 30*time.Second, map[string]string{"cluster2": "Ready"})
+		u.waitClusterStatus(t, 30*time.Second, map[string]string{"cluster2": "Ready"})
 		require.NoError(t, poll.Until(ctx, 10*time.Second, "events of both transitions", func(ctx context.Context) error {
-			out, err := u.Kubectl().Run(ctx, "--context=fed", "get", "events", "-A", "--field-selector=involvedObject.name=cluster2")
+			out, err := u.kubectl().Run(ctx, "--context=fed", "get", "events", "-A", "--field-selector=involvedObject.name=cluster2")
 			if err != nil {
 				return err
 			}
@@ -114,13 +211,14 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 	})
 
 	t.Run("unjoin removes both sides", func(t *testing.T) {
-		secret, err := u.Kubectl().Run(ctx, "--context=fed", "get", "cluster", "cluster3", "-o", "jsonpath={.spec.secretRef.name}")
+		secret, err := u.kubectl().Run(ctx, "--context=fed", "get", "cluster", "cluster3", "-o", "jsonpath={.spec.secretRef.name}")
 		require.NoError(t, err)
-		out := u.MustKubefed("unjoin", "cluster3", "--context=fed")
+		out := u.mustKubefed("unjoin", "cluster3", "--context=fed")
 		assert.Equal(t, "Successfully removed cluster \"cluster3\" from federation\n", out)
-		_, err = u.Kubectl().Run(ctx, "--context=fed", "get", "cluster", "cluster3")
+		assert.Equal(t, ".:53 {\n    forward . /etc/resolv.conf\n}\n", memberCorefile(), "unjoin restores the member's cluster DNS")
+		_, err = u.kubectl().Run(ctx, "--context=fed", "get", "cluster", "cluster3")
 		assert.ErrorContains(t, err, "NotFound")
-		_, err = u.Kubectl().Run(ctx, "--context=fed", "get", "secret", "-n", "federation-system", secret)
+		_, err = u.kubectl().Run(ctx, "--context=fed", "get", "secret", "-n", "federation-system", secret)
 		assert.ErrorContains(t, err, "NotFound")
 		member, err := env.Client("cluster3")
 		require.NoError(t, err)
@@ -134,11 +232,32 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 
 	t.Run("unjoin of a member that is down removes the federation side and says what is left", func(t *testing.T) {
 		require.NoError(t, env.StopAPIServer("cluster1"))
-		out, err := u.Kubefed("unjoin", "cluster1", "--context=fed")
+		out, err := u.kubefed("unjoin", "cluster1", "--context=fed")
 		require.NoError(t, err, out)
 		assert.Contains(t, out, `warning: could not clean up cluster "cluster1"`)
 		assert.Contains(t, out, `Successfully removed cluster "cluster1" from federation`)
-		_, err = u.Kubectl().Run(ctx, "--context=fed", "get", "cluster", "cluster1")
+		_, err = u.kubectl().Run(ctx, "--context=fed", "get", "cluster", "cluster1")
 		assert.ErrorContains(t, err, "NotFound")
 	})
+}
+
+// httpGet fetches url and hands its body to check.
+func httpGet(ctx context.Context, url string, check func(body string) error) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return check(string(body))
 }

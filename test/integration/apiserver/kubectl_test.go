@@ -86,3 +86,19 @@ func (k *kubectl) jsonpath(t *testing.T, resource, namespace, name, path string)
 	}
 	return k.must(t, "", args...)
 }
+
+// pollTimeout bounds how long waitFor polls.
+const pollTimeout = 30 * time.Second
+
+// waitFor polls condition until it holds, failing the test with what it
+// waited for when pollTimeout passes.
+func waitFor(t *testing.T, what string, condition func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(pollTimeout)
+	for !condition() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", pollTimeout, what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -53,10 +53,6 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer shared.stop()
-	if err := shared.setup(); err != nil {
-		fmt.Fprintln(os.Stderr, "setting up the shared server:", err)
-		return 1
-	}
 	code := m.Run()
 	if code != 0 {
 		fmt.Fprintf(os.Stderr, "server log: %s\n", shared.logPath)

@@ -1,5 +1,7 @@
 package apiserver
 
+import "fmt"
+
 // served describes one served resource for the lifecycle test.
 type served struct {
 	// resource is the fully qualified name kubectl is given (deployments.v1beta1.extensions).
@@ -199,4 +201,15 @@ spec:
   secretRef: {name: %[1]s-credentials}
 `,
 	},
+}
+
+// fmtManifest returns the manifest of a served resource for name in
+// namespace, with the marker label "before".
+func fmtManifest(resource, name, namespace string) string {
+	for _, r := range servedResources {
+		if r.resource == resource {
+			return fmt.Sprintf(r.manifest, name, namespace, "before")
+		}
+	}
+	panic("no manifest for " + resource)
 }

@@ -2,16 +2,16 @@ package apiserver
 
 import (
 	"crypto/tls"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
+	"strings"
+	"testing"
 	"time"
+
+	"github.com/federation-v1/federation/test/apiserverprocess"
 )
 
 // Credentials the servers accept.
@@ -28,8 +28,7 @@ const startTimeout = 2 * time.Minute
 type server struct {
 	dir, dataDir string
 	port         int
-	cmd          *exec.Cmd
-	exited       chan error
+	process      *apiserverprocess.Process
 	logPath      string
 	certs        clientCerts
 	// tokenConfig, certConfig, badTokenConfig and anonymousConfig are
@@ -40,8 +39,9 @@ type server struct {
 
 // startServer starts the binary with its files in dir and its embedded
 // etcd in dataDir, on a free port, and waits until it is ready. Starting
-// again with the same dir and dataDir restarts on the same data.
-func startServer(dir, dataDir string) (*server, error) {
+// again with the same dir and dataDir restarts on the same data. extraArgs
+// are added to the command line.
+func startServer(dir, dataDir string, extraArgs ...string) (*server, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", dir, err)
 	}
@@ -55,93 +55,35 @@ func startServer(dir, dataDir string) (*server, error) {
 		return nil, err
 	}
 	s.certs = certs
-	if s.port, err = freePort(); err != nil {
+	if s.port, err = apiserverprocess.FreePort(); err != nil {
 		return nil, err
 	}
 	if err := s.writeKubeconfigs(); err != nil {
 		return nil, err
 	}
-	logFile, err := os.Create(s.logPath)
-	if err != nil {
-		return nil, fmt.Errorf("creating the server log: %w", err)
-	}
-	s.cmd = exec.Command(binary,
+	args := []string{
 		"--data-dir", dataDir,
 		"--bind-address", "127.0.0.1",
 		"--secure-port", strconv.Itoa(s.port),
 		"--token-auth-file", tokens,
 		"--client-ca-file", certs.caFile,
-	)
-	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
-	if err := s.cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("starting %s: %w", binary, err)
 	}
-	s.exited = make(chan error, 1)
-	go func() {
-		s.exited <- s.cmd.Wait()
-		logFile.Close()
-	}()
-	if err := s.waitReady(); err != nil {
+	s.process, err = apiserverprocess.Start(binary, append(args, extraArgs...), s.logPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.process.WaitReady(s.url(), goodToken, startTimeout); err != nil {
 		s.stop()
-		return nil, fmt.Errorf("%w (log: %s)", err, s.logPath)
+		return nil, err
 	}
 	return s, nil
 }
 
-// setup is a hook for state every test of the shared server needs.
-func (s *server) setup() error { return nil }
-
 // url is the server's base URL.
 func (s *server) url() string { return fmt.Sprintf("https://127.0.0.1:%d", s.port) }
 
-// waitReady polls /readyz with the good token until it answers 200.
-func (s *server) waitReady() error {
-	client := &http.Client{
-		Timeout:   5 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
-	}
-	deadline := time.Now().Add(startTimeout)
-	var last string
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-s.exited:
-			s.exited <- err
-			return fmt.Errorf("federation-apiserver exited before it was ready: %v", err)
-		default:
-		}
-		req, _ := http.NewRequest(http.MethodGet, s.url()+"/readyz", nil)
-		req.Header.Set("Authorization", "Bearer "+goodToken)
-		resp, err := client.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = resp.Status
-		} else {
-			last = err.Error()
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return fmt.Errorf("federation-apiserver not ready after %s: last /readyz answer: %s", startTimeout, last)
-}
-
-// stop terminates the server and waits for it, killing it if it does not
-// stop in time.
-func (s *server) stop() {
-	if s.cmd == nil || s.cmd.Process == nil {
-		return
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(30 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-	}
-	s.cmd = nil
-}
+// stop terminates the server.
+func (s *server) stop() { s.process.Stop() }
 
 // writeKubeconfigs writes one kubeconfig per kind of credentials.
 func (s *server) writeKubeconfigs() error {
@@ -183,16 +125,31 @@ current-context: federation
 	return nil
 }
 
-// freePort returns a port of 127.0.0.1 that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// request sends one HTTP request with an optional bearer token, body and
+// more headers (name, value, ...) and returns the status code and body.
+func (s *server) request(t *testing.T, method, path, token, contentType, body string, headers ...string) (int, string) {
+	t.Helper()
+	client := &http.Client{
+		Timeout:   30 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
+	}
+	req, err := http.NewRequest(method, s.url()+path, strings.NewReader(body))
 	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
+		t.Fatalf("building %s %s: %v", method, path, err)
 	}
-	defer l.Close()
-	addr, ok := l.Addr().(*net.TCPAddr)
-	if !ok {
-		return 0, errors.New("listener address is not TCP")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	return addr.Port, nil
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode, readAll(resp.Body)
 }

@@ -54,9 +54,10 @@ func ValidateClusterSpec(spec *v1beta1.ClusterSpec, fldPath *field.Path) field.E
 		namePath := fldPath.Child("secretRef", "name")
 		if spec.SecretRef.Name == "" {
 			allErrs = append(allErrs, field.Required(namePath, ""))
-		}
-		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(spec.SecretRef.Name, false) {
-			allErrs = append(allErrs, field.Invalid(namePath, spec.SecretRef.Name, msg))
+		} else {
+			for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(spec.SecretRef.Name, false) {
+				allErrs = append(allErrs, field.Invalid(namePath, spec.SecretRef.Name, msg))
+			}
 		}
 	}
 	return allErrs

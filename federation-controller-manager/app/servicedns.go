@@ -1,0 +1,55 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"k8s.io/klog/v2"
+
+	"github.com/federation-v1/federation/pkg/controllers/servicedns"
+	"github.com/federation-v1/federation/pkg/dnsprovider/coredns"
+	dnsrecords "github.com/federation-v1/federation/pkg/servicedns"
+)
+
+// startServiceDNS builds the service DNS controller on the coredns provider
+// named by --dns-provider-config; without one it does not run.
+func startServiceDNS(ctx context.Context, cc *ControllerContext) (func(context.Context) error, error) {
+	o := cc.Options
+	if o.DNS.ProviderConfig == "" {
+		klog.FromContext(ctx).Info("Controller not configured: no --dns-provider-config", "controller", servicedns.Name)
+		return nil, nil
+	}
+	f, err := os.Open(o.DNS.ProviderConfig)
+	if err != nil {
+		return nil, fmt.Errorf("--dns-provider-config: %w", err)
+	}
+	cfg, err := coredns.ParseConfig(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("--dns-provider-config %s: %w", o.DNS.ProviderConfig, err)
+	}
+	zoneName := o.DNS.ZoneName
+	if zoneName == "" && len(cfg.Zones()) > 0 {
+		zoneName = cfg.Zones()[0]
+	}
+	provider, err := coredns.NewFromConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	zone, err := provider.Zone(ctx, zoneName)
+	if err != nil {
+		provider.Close()
+		return nil, fmt.Errorf("DNS zone %q of %s: %w", zoneName, o.DNS.ProviderConfig, err)
+	}
+	c, err := servicedns.New(zone, cc.KubeInformers.Core().V1().Services(), cc.FedInformers.Federation().V1beta1().Clusters(), cc.Recorder,
+		servicedns.Options{Records: dnsrecords.Config{Federation: o.FederationName, Domain: zoneName, TTL: o.DNS.TTL}, Workers: 4})
+	if err != nil {
+		provider.Close()
+		return nil, err
+	}
+	return func(ctx context.Context) error {
+		defer provider.Close()
+		return c.Run(ctx)
+	}, nil
+}

@@ -1,0 +1,73 @@
+package federationannotations
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/kubernetes/pkg/apis/apps"
+	"k8s.io/kubernetes/pkg/apis/batch"
+	api "k8s.io/kubernetes/pkg/apis/core"
+
+	"github.com/federation-v1/federation/pkg/clusterselector"
+	"github.com/federation-v1/federation/pkg/replicapreferences"
+)
+
+func TestValidate(t *testing.T) {
+	badSelector := map[string]string{clusterselector.Annotation: `[{"key":"a","operator":"?"}]`}
+	goodPrefs := `{"Rebalance":true,"Clusters":{"*":{"Weight":1}}}`
+	badPrefs := `{"clusters":{"*":{"weight":"heavy"}}}`
+	cases := []struct {
+		name        string
+		resource    schema.GroupVersionResource
+		object      runtime.Object
+		annotations map[string]string
+		subresource string
+		wantField   string
+	}{
+		{name: "no annotations", resource: apps.Resource("deployments").WithVersion("v1"), object: &apps.Deployment{}},
+		{name: "bad selector on a configmap", resource: api.Resource("configmaps").WithVersion("v1"), object: &api.ConfigMap{},
+			annotations: badSelector, wantField: "metadata.annotations[" + clusterselector.Annotation + "]"},
+		{name: "good preferences on a deployment", resource: apps.Resource("deployments").WithVersion("v1"), object: &apps.Deployment{},
+			annotations: map[string]string{replicapreferences.DeploymentAnnotation: goodPrefs}},
+		{name: "bad preferences on a deployment", resource: apps.Resource("deployments").WithVersion("v1"), object: &apps.Deployment{},
+			annotations: map[string]string{replicapreferences.DeploymentAnnotation: badPrefs},
+			wantField:   "metadata.annotations[" + replicapreferences.DeploymentAnnotation + "]"},
+		{name: "bad preferences through extensions", resource: schema.GroupVersionResource{Group: "extensions", Version: "v1beta1", Resource: "replicasets"},
+			object: &apps.ReplicaSet{}, annotations: map[string]string{replicapreferences.ReplicaSetAnnotation: badPrefs},
+			wantField: "metadata.annotations[" + replicapreferences.ReplicaSetAnnotation + "]"},
+		{name: "bad job preferences", resource: batch.Resource("jobs").WithVersion("v1"), object: &batch.Job{},
+			annotations: map[string]string{replicapreferences.JobAnnotation: badPrefs},
+			wantField:   "metadata.annotations[" + replicapreferences.JobAnnotation + "]"},
+		{name: "another kind's preferences are not ours to check", resource: batch.Resource("jobs").WithVersion("v1"), object: &batch.Job{},
+			annotations: map[string]string{replicapreferences.DeploymentAnnotation: badPrefs}},
+		{name: "status updates are not checked", resource: apps.Resource("deployments").WithVersion("v1"), object: &apps.Deployment{},
+			annotations: badSelector, subresource: "status"},
+	}
+	validator := New()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			obj := c.object.DeepCopyObject()
+			accessor, err := meta.Accessor(obj)
+			require.NoError(t, err)
+			accessor.SetAnnotations(c.annotations)
+			attrs := admission.NewAttributesRecord(obj, nil,
+				schema.GroupVersionKind{}, "ns", "name", c.resource, c.subresource, admission.Create, &metav1.CreateOptions{}, false, nil)
+			err = validator.Validate(context.Background(), attrs, nil)
+			if c.wantField == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.True(t, apierrors.IsInvalid(err), "want a 422, got %v", err)
+			assert.Contains(t, err.Error(), c.wantField)
+		})
+	}
+}

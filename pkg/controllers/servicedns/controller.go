@@ -1,0 +1,231 @@
+// Package servicedns is the service DNS controller: for every federated
+// Service of type LoadBalancer it keeps the zone, region and global DNS names
+// of spec §6 in the federation's DNS zone, from the service-ingresses
+// annotation (which clusters have load-balancer addresses and ready
+// endpoints) and the Clusters' health, zones and region. Records of a Service
+// that is deleted or stops being a LoadBalancer are removed.
+package servicedns
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/dnsprovider"
+	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
+	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/servicedns"
+	"github.com/federation-v1/federation/pkg/serviceingresses"
+)
+
+// Name is the controller's name in --controllers.
+const Name = "service-dns"
+
+// Event reasons.
+const (
+	ReasonRecordsFailed  = "DNSRecordsFailed"
+	ReasonRecordsUpdated = "DNSRecordsUpdated"
+)
+
+// Options configure the records.
+type Options struct {
+	// Records are the federation name, zone and TTL of the names.
+	Records servicedns.Config
+	// Workers sync Services in parallel.
+	Workers int
+}
+
+// Controller keeps the DNS records of federated Services.
+type Controller struct {
+	zone     dnsprovider.Zone
+	services corelisters.ServiceLister
+	clusters fedlisters.ClusterLister
+	synced   []cache.InformerSynced
+	// queue holds namespace/name keys of Services.
+	queue    workqueue.TypedRateLimitingInterface[string]
+	recorder record.EventRecorder
+	opts     Options
+}
+
+// New wires the controller to its informers and to the zone it writes.
+func New(zone dnsprovider.Zone, services coreinformers.ServiceInformer, clusters fedinformers.ClusterInformer,
+	recorder record.EventRecorder, opts Options) (*Controller, error) {
+	c := &Controller{
+		zone:     zone,
+		services: services.Lister(),
+		clusters: clusters.Lister(),
+		synced:   []cache.InformerSynced{services.Informer().HasSynced, clusters.Informer().HasSynced},
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name}),
+		recorder: recorder,
+		opts:     opts,
+	}
+	if _, err := services.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueue,
+		UpdateFunc: func(_, obj any) { c.enqueue(obj) },
+		DeleteFunc: c.enqueue,
+	}); err != nil {
+		return nil, err
+	}
+	// A cluster's health, zones or region change the names of every Service.
+	if _, err := clusters.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { c.enqueueAll() },
+		UpdateFunc: func(old, obj any) { c.clusterChanged(old.(*fedv1.Cluster), obj.(*fedv1.Cluster)) },
+		DeleteFunc: func(any) { c.enqueueAll() },
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Controller) enqueue(obj any) {
+	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+		c.queue.Add(key)
+	}
+}
+
+func (c *Controller) enqueueAll() {
+	services, err := c.services.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, s := range services {
+		if s.Spec.Type == corev1.ServiceTypeLoadBalancer {
+			c.enqueue(s)
+		}
+	}
+}
+
+// clusterChanged ignores the heartbeat writes of the cluster controller.
+func (c *Controller) clusterChanged(old, cur *fedv1.Cluster) {
+	if ready(old) != ready(cur) || old.Status.Region != cur.Status.Region || fmt.Sprint(old.Status.Zones) != fmt.Sprint(cur.Status.Zones) {
+		c.enqueueAll()
+	}
+}
+
+func ready(c *fedv1.Cluster) bool {
+	for _, cond := range c.Status.Conditions {
+		if cond.Type == fedv1.ClusterReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// Run syncs Services until ctx ends.
+func (c *Controller) Run(ctx context.Context) error {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	logger := klog.FromContext(ctx)
+	logger.Info("Starting controller", "controller", Name, "zone", c.zone.Name())
+	if !cache.WaitForNamedCacheSync(Name, ctx.Done(), c.synced...) {
+		return fmt.Errorf("%s controller: caches did not sync", Name)
+	}
+	for range max(c.opts.Workers, 1) {
+		go wait.UntilWithContext(ctx, c.worker, time.Second)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for {
+		key, shutdown := c.queue.Get()
+		if shutdown {
+			return
+		}
+		if err := c.sync(ctx, key); err != nil {
+			utilruntime.HandleErrorWithContext(ctx, err, "Syncing service DNS records", "service", key)
+			c.queue.AddRateLimited(key)
+		} else {
+			c.queue.Forget(key)
+		}
+		c.queue.Done(key)
+	}
+}
+
+// sync writes the records the Service should have; none when it is gone or
+// not a LoadBalancer.
+func (c *Controller) sync(ctx context.Context, key string) error {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return err
+	}
+	svc := servicedns.Service{Namespace: namespace, Name: name}
+	obj, err := c.services.Services(namespace).Get(name)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	var desired []dnsprovider.RecordSet
+	if err == nil && obj.Spec.Type == corev1.ServiceTypeLoadBalancer {
+		clusters, err := c.clustersOf(obj)
+		if err == nil {
+			desired, err = servicedns.Desired(ctx, c.opts.Records, svc, clusters)
+		}
+		if err != nil {
+			c.recorder.Eventf(obj, corev1.EventTypeWarning, ReasonRecordsFailed, "DNS records of %s: %v", key, err)
+			return nil // retrying cannot help until the Service or a Cluster changes
+		}
+	}
+	changes, err := servicedns.Apply(ctx, c.opts.Records, svc, c.zone, desired)
+	if err != nil {
+		return fmt.Errorf("writing the DNS records of service %s to zone %s: %w", key, c.zone.Name(), err)
+	}
+	if len(changes) > 0 {
+		klog.FromContext(ctx).V(2).Info("DNS records updated", "service", key, "changes", len(changes))
+		if obj != nil {
+			c.recorder.Eventf(obj, corev1.EventTypeNormal, ReasonRecordsUpdated, "%d DNS record set(s) changed in zone %s", len(changes), c.zone.Name())
+		}
+	}
+	return nil
+}
+
+// clustersOf joins the Service's service-ingresses annotation with the
+// Clusters' health and topology. A cluster that has left the federation
+// does not count.
+func (c *Controller) clustersOf(svc *corev1.Service) ([]servicedns.Cluster, error) {
+	ingresses, err := serviceingresses.Parse(svc.Annotations[serviceingresses.Annotation])
+	if err != nil {
+		return nil, err
+	}
+	var out []servicedns.Cluster
+	for _, entry := range ingresses.Items {
+		cluster, err := c.clusters.Get(entry.Cluster)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		dc := servicedns.Cluster{
+			Name:              cluster.Name,
+			Ready:             ready(cluster),
+			Zones:             cluster.Status.Zones,
+			Region:            cluster.Status.Region,
+			HasReadyEndpoints: entry.Items != nil,
+		}
+		for _, in := range entry.Items {
+			if in.IP != "" {
+				dc.IngressIPs = append(dc.IngressIPs, in.IP)
+			}
+			if in.Hostname != "" {
+				dc.IngressHostnames = append(dc.IngressHostnames, in.Hostname)
+			}
+		}
+		out = append(out, dc)
+	}
+	return out, nil
+}

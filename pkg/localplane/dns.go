@@ -1,0 +1,196 @@
+package localplane
+
+import (
+	"context"
+
+	"fmt"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/federation-v1/federation/pkg/localprocess"
+)
+
+// DNSServerProgram is the program name of the federation DNS server.
+const DNSServerProgram = "federation-dns"
+
+// DNSConfigMap in the federation's system namespace publishes the
+// federation's DNS zone and server, so that `kubefed join` can point a
+// member's cluster DNS at them.
+const (
+	DNSConfigMap = "federation-dns"
+	DNSZoneKey   = "zone"
+	DNSServerKey = "server"
+)
+
+// Files of the DNS set-up, relative to the plane's folder.
+const (
+	corefile = "Corefile"
+	// ProviderConfig is the v1 coredns-provider.conf describing this plane's
+	// DNS: where its records go (etcd) and who serves them.
+	ProviderConfig = "coredns-provider.conf"
+)
+
+// DNSServer is the plane's own DNS server: a CoreDNS build serving the zone
+// from the records the controller manager writes under /skydns in etcd.
+type DNSServer struct {
+	// Address answers DNS queries (UDP and TCP).
+	Address string `json:"address"`
+	// EtcdEndpoints hold the records: the apiserver's embedded etcd, or the
+	// external one.
+	EtcdEndpoints []string `json:"etcdEndpoints"`
+	// EmbeddedEtcdPort is where the apiserver's embedded etcd serves clients
+	// (0 with an external etcd).
+	EmbeddedEtcdPort int `json:"embeddedEtcdPort,omitempty"`
+	// HealthAddress and ReadyAddress serve /health and /ready; MetricsAddress /metrics.
+	HealthAddress  string `json:"healthAddress"`
+	ReadyAddress   string `json:"readyAddress"`
+	MetricsAddress string `json:"metricsAddress"`
+}
+
+// planDNS picks the DNS server's ports, when the plane runs one.
+func (p *Plane) planDNS() error {
+	if p.DNSZone == "" || p.DNSProviderConfig != "" {
+		return nil
+	}
+	host := bindAddress(p.Options)
+	ports := make([]int, 4)
+	for i := range ports {
+		port, err := freePort("127.0.0.1")
+		if err != nil {
+			return err
+		}
+		ports[i] = port
+	}
+	if p.DNSPort != 0 {
+		ports[0] = p.DNSPort
+	}
+	d := &DNSServer{
+		Address:        net.JoinHostPort(host, strconv.Itoa(ports[0])),
+		HealthAddress:  "127.0.0.1:" + strconv.Itoa(ports[1]),
+		ReadyAddress:   "127.0.0.1:" + strconv.Itoa(ports[2]),
+		MetricsAddress: "127.0.0.1:" + strconv.Itoa(ports[3]),
+		EtcdEndpoints:  p.EtcdServers,
+	}
+	if len(p.EtcdServers) == 0 {
+		port, err := freePort("127.0.0.1")
+		if err != nil {
+			return err
+		}
+		d.EmbeddedEtcdPort = port
+		d.EtcdEndpoints = []string{fmt.Sprintf("http://127.0.0.1:%d", port)}
+	}
+	p.DNS = d
+	return nil
+}
+
+var corefileTemplate = template.Must(template.New("Corefile").Parse(`# Written by kubefed init: the federation zone, served from etcd.
+{{.Zone}}:{{.Port}} {
+    bind {{.Host}}
+    etcd {{.Zone}} {
+        endpoint {{.Endpoints}}
+        path /skydns
+    }
+    errors
+    log
+    health {{.Health}}
+    ready {{.Ready}}
+    prometheus {{.Metrics}}
+    reload
+}
+`))
+
+var providerConfigTemplate = template.Must(template.New("coredns-provider.conf").Parse(`[Global]
+etcd-endpoints = {{.Endpoints}}
+zones = {{.Zone}}
+coredns-endpoints = {{.Address}}
+`))
+
+// writeDNSFiles writes the Corefile of the DNS server and the
+// coredns-provider.conf that tells the DNS writer where the records go.
+func (p *Plane) writeDNSFiles() error {
+	if p.DNS == nil {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(p.DNS.Address)
+	if err != nil {
+		return err
+	}
+	zone := strings.TrimSuffix(p.DNSZone, ".") + "."
+	values := map[string]string{
+		"Zone": zone, "Host": host, "Port": port, "Address": p.DNS.Address,
+		"Health": p.DNS.HealthAddress, "Ready": p.DNS.ReadyAddress, "Metrics": p.DNS.MetricsAddress,
+	}
+	for name, tmpl := range map[string]*template.Template{corefile: corefileTemplate, ProviderConfig: providerConfigTemplate} {
+		values["Endpoints"] = strings.Join(p.DNS.EtcdEndpoints, " ")
+		if name == ProviderConfig {
+			values["Endpoints"] = strings.Join(p.DNS.EtcdEndpoints, ",")
+		}
+		var b strings.Builder
+		if err := tmpl.Execute(&b, values); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p.path(name), []byte(b.String()), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func dnsArgs(p *Plane) []string {
+	return []string{"-conf", p.path(corefile)}
+}
+
+// waitDNSReady waits for the DNS server's /ready.
+func (p *Plane) waitDNSReady(ctx context.Context) error {
+	if p.DNS == nil {
+		return nil
+	}
+	return localprocess.WaitFor(ctx, 30*time.Second, "federation-dns /ready", p.Processes[DNSServerProgram], func() error {
+		return httpGetOK(ctx, "http://"+p.DNS.ReadyAddress+"/ready")
+	})
+}
+
+// providerConfig is the coredns-provider.conf the controller manager writes
+// records with: the user's, or the one of the plane's own DNS server; "" when
+// the plane has no DNS.
+func (p *Plane) providerConfig() string {
+	switch {
+	case p.DNSProviderConfig != "":
+		return p.DNSProviderConfig
+	case p.DNS != nil:
+		return p.path(ProviderConfig)
+	default:
+		return ""
+	}
+}
+
+// PublishDNS writes the DNS ConfigMap in the federation; nothing when the
+// plane has no DNS server of its own.
+func (p *Plane) PublishDNS(ctx context.Context) error {
+	if p.DNS == nil {
+		return nil
+	}
+	client, err := p.AdminClient()
+	if err != nil {
+		return err
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: SystemNamespace, Name: DNSConfigMap},
+		Data:       map[string]string{DNSZoneKey: strings.TrimSuffix(p.DNSZone, ".") + ".", DNSServerKey: p.DNS.Address},
+	}
+	_, err = client.CoreV1().ConfigMaps(SystemNamespace).Create(ctx, cm, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		_, err = client.CoreV1().ConfigMaps(SystemNamespace).Update(ctx, cm, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("publishing the DNS settings in %s/%s: %w", SystemNamespace, DNSConfigMap, err)
+	}
+	return nil
+}

@@ -1,0 +1,148 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// servedNames are the resources `kubectl api-resources -o name` must list.
+var servedNames = []string{
+	"clusters.federation",
+	"configmaps",
+	"daemonsets.apps",
+	"daemonsets.extensions",
+	"deployments.apps",
+	"deployments.extensions",
+	"events",
+	"horizontalpodautoscalers.autoscaling",
+	"ingresses.extensions",
+	"ingresses.networking.k8s.io",
+	"jobs.batch",
+	"namespaces",
+	"replicasets.apps",
+	"replicasets.extensions",
+	"secrets",
+	"services",
+}
+
+// servedVersions are the group versions `kubectl api-versions` must list.
+var servedVersions = []string{
+	"apps/v1",
+	"autoscaling/v1",
+	"autoscaling/v2",
+	"batch/v1",
+	"extensions/v1beta1",
+	"federation/v1beta1",
+	"networking.k8s.io/v1",
+	"v1",
+}
+
+// TestDiscovery checks that discovery lists exactly the served groups and
+// resources, with each kubectl.
+func TestDiscovery(t *testing.T) {
+	for _, path := range kubectls {
+		k := newKubectl(t, path, shared.tokenConfig)
+		t.Run(k.version(), func(t *testing.T) {
+			assert.Equal(t, servedNames, sortedLines(k.must(t, "", "api-resources", "-o", "name")))
+			assert.Equal(t, servedVersions, sortedLines(k.must(t, "", "api-versions")))
+		})
+	}
+}
+
+// TestEndpoints checks the non-resource endpoints: health, version,
+// metrics and OpenAPI v2 and v3 for every served group.
+func TestEndpoints(t *testing.T) {
+	for _, path := range []string{"/healthz", "/livez", "/readyz"} {
+		status, body := shared.request(t, http.MethodGet, path, goodToken, "", "")
+		assert.Equal(t, http.StatusOK, status, "%s: %s", path, body)
+		assert.Equal(t, "ok", body, path)
+	}
+
+	_, body := shared.request(t, http.MethodGet, "/version", goodToken, "", "")
+	var version struct{ GitVersion, Major, Minor string }
+	require.NoError(t, json.Unmarshal([]byte(body), &version), body)
+	assert.Equal(t, "v1.36.3", version.GitVersion)
+
+	status, body := shared.request(t, http.MethodGet, "/metrics", goodToken, "", "")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Contains(t, body, "apiserver_request_total")
+
+	status, body = shared.request(t, http.MethodGet, "/openapi/v2", goodToken, "", "")
+	require.Equal(t, http.StatusOK, status)
+	var v2 struct {
+		Definitions map[string]struct {
+			GVKs []map[string]string `json:"x-kubernetes-group-version-kind"`
+		} `json:"definitions"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &v2))
+	for _, name := range []string{
+		"io.k8s.api.core.v1.Namespace", "io.k8s.api.core.v1.Service", "io.k8s.api.core.v1.Secret",
+		"io.k8s.api.core.v1.ConfigMap", "io.k8s.api.core.v1.Event", "io.k8s.api.apps.v1.Deployment",
+		"io.k8s.api.apps.v1.ReplicaSet", "io.k8s.api.apps.v1.DaemonSet", "io.k8s.api.networking.v1.Ingress",
+		"io.k8s.api.batch.v1.Job", "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler",
+		"io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler", "io.k8s.api.extensions.v1beta1.Deployment",
+		"io.k8s.api.extensions.v1beta1.ReplicaSet", "io.k8s.api.extensions.v1beta1.DaemonSet",
+		"io.k8s.api.extensions.v1beta1.Ingress",
+	} {
+		assert.Contains(t, v2.Definitions, name)
+	}
+	cluster, ok := v2.Definitions["com.github.federation-v1.federation.pkg.apis.federation.v1beta1.Cluster"]
+	require.True(t, ok, "OpenAPI v2 has no Cluster definition")
+	assert.Equal(t, []map[string]string{{"group": "federation", "version": "v1beta1", "kind": "Cluster"}}, cluster.GVKs)
+
+	status, body = shared.request(t, http.MethodGet, "/openapi/v3", goodToken, "", "")
+	require.Equal(t, http.StatusOK, status)
+	var v3 struct {
+		Paths map[string]any `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &v3))
+	for _, gv := range servedVersions {
+		path := "apis/" + gv
+		if gv == "v1" {
+			path = "api/v1"
+		}
+		assert.Contains(t, v3.Paths, path)
+	}
+	status, body = shared.request(t, http.MethodGet, "/openapi/v3/apis/federation/v1beta1", goodToken, "", "")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Contains(t, body, "serverAddressByClientCIDRs")
+}
+
+// TestContentTypes checks that clients preferring protobuf get it for
+// Kubernetes types and fall back to JSON for Clusters, which have no
+// protobuf encoding.
+func TestContentTypes(t *testing.T) {
+	const protobufFirst = "application/vnd.kubernetes.protobuf, application/json"
+	status, body := shared.request(t, http.MethodGet, "/apis/federation/v1beta1/clusters", goodToken, "", "", "Accept", protobufFirst)
+	assert.Equal(t, http.StatusOK, status, body)
+	assert.Contains(t, body, `"kind":"ClusterList"`)
+
+	status, body = shared.request(t, http.MethodGet, "/api/v1/namespaces", goodToken, "", "", "Accept", protobufFirst)
+	assert.Equal(t, http.StatusOK, status, body)
+	assert.True(t, strings.HasPrefix(body, "k8s\x00"), "namespaces not served as protobuf")
+}
+
+// sortedLines splits output into sorted, non-empty lines.
+func sortedLines(out string) []string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	sort.Strings(lines)
+	return lines
+}
+
+// readAll reads a response body for an error message.
+func readAll(r io.Reader) string {
+	b, _ := io.ReadAll(r)
+	return string(b)
+}

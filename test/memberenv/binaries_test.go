@@ -1,0 +1,31 @@
+package memberenv
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestEnsureToolNamesTheBinary builds the smallest tool, etcd, into an empty
+// cache: its binary must be named etcd although go would call it "server".
+func TestEnsureToolNamesTheBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds etcd")
+	}
+	root, err := RepoRoot()
+	require.NoError(t, err)
+	cache := t.TempDir()
+	dir, err := ensureTool(context.Background(), root, cache, tools[0], t.Logf)
+	require.NoError(t, err)
+	version, err := requiredVersion(filepath.Join(root, "test", "tools", "etcd", "go.mod"), tools[0].module)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(cache, "etcd-"+version), dir, "the cache folder is keyed by version")
+	info, err := os.Stat(filepath.Join(dir, "etcd"))
+	require.NoError(t, err)
+	assert.NotZero(t, info.Mode()&0o111, "etcd is executable")
+	assert.True(t, haveAll(dir, tools[0].packages), "a second call finds it cached")
+}
