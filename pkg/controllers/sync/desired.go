@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/serviceingresses"
 )
 
 // Annotations the controllers read or write.
@@ -17,7 +18,7 @@ const (
 	HashAnnotation = "federation.kubernetes.io/applied-hash"
 	// ServiceIngressesAnnotation lists a federated Service's load-balancer
 	// addresses per cluster; it belongs to the federation and never travels.
-	ServiceIngressesAnnotation = "federation.kubernetes.io/service-ingresses"
+	ServiceIngressesAnnotation = serviceingresses.Annotation
 )
 
 // notTravelling are annotations of the federated object kept from members.

@@ -5,6 +5,8 @@ import (
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/federation-v1/federation/pkg/serviceingresses"
 )
 
 // sumStatus adds up integer status fields over the members.
@@ -107,34 +109,28 @@ func ingressStatus(members []Member) (map[string]any, map[string]string) {
 	return map[string]any{"loadBalancer": map[string]any{"ingress": union}}, nil
 }
 
-// clusterIngress is one entry of the service-ingresses annotation.
-type clusterIngress struct {
-	Cluster string `json:"cluster"`
-	Items   []any  `json:"items"`
-}
-
 // serviceStatus is the union of the members' load-balancer ingress and the
 // service-ingresses annotation: per cluster with a load balancer, its
 // addresses, or null where the Service has no ready endpoints.
 func serviceStatus(members []Member) (map[string]any, map[string]string) {
 	status, _ := ingressStatus(members)
-	entries := []clusterIngress{}
+	var value serviceingresses.Ingresses
 	for _, m := range members {
 		ingress := loadBalancerIngress(m.Object)
 		if len(ingress) == 0 {
 			continue
 		}
-		e := clusterIngress{Cluster: m.Cluster}
+		e := serviceingresses.ClusterIngress{Cluster: m.Cluster}
 		if m.ReadyEndpoints {
-			e.Items = ingress
+			raw, _ := json.Marshal(ingress)
+			if err := json.Unmarshal(raw, &e.Items); err != nil {
+				continue
+			}
 		}
-		entries = append(entries, e)
+		value.Items = append(value.Items, e)
 	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Cluster < entries[j].Cluster })
-	value := ""
-	if len(entries) > 0 {
-		b, _ := json.Marshal(map[string]any{"items": entries})
-		value = string(b)
+	if len(value.Items) == 0 {
+		return status, map[string]string{serviceingresses.Annotation: ""}
 	}
-	return status, map[string]string{ServiceIngressesAnnotation: value}
+	return status, map[string]string{serviceingresses.Annotation: value.String()}
 }
