@@ -342,6 +342,15 @@ func TestDeletion(t *testing.T) {
 	}
 }
 
+func TestDeletionOfACopyNotYetInTheCache(t *testing.T) {
+	members := newFakeMembers([]string{"c1"})
+	tc := newTestController(t, adapter("configmaps"), members, configMapObj("a", Finalizer))
+	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+	require.NoError(t, tc.indexer.Update(deleting(configMapObj("a", Finalizer), 0)))
+	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+	assert.Equal(t, []string{"get", "patch:" + string(types.ApplyPatchType), "delete"}, members.memberActions("c1"))
+}
+
 func TestFederationSystemNeverTravels(t *testing.T) {
 	members := newFakeMembers([]string{"c1"})
 	secret := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret"}}

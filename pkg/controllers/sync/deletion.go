@@ -57,6 +57,12 @@ func (c *Controller) delete(ctx context.Context, fed *unstructured.Unstructured)
 			continue
 		}
 		cur, ok := c.members.Get(cl.Name, c.adapter.Resource, ns, name)
+		if !ok && c.appliedTo(cl.Name+"/"+key(ns, name)) {
+			// Written by us but not in the cache yet: act on it anyway.
+			cur, ok = &unstructured.Unstructured{Object: map[string]any{}}, true
+			cur.SetNamespace(ns)
+			cur.SetName(name)
+		}
 		if !ok {
 			continue
 		}

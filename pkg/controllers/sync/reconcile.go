@@ -240,6 +240,13 @@ func (c *Controller) rememberApplied(k string, obj *unstructured.Unstructured) {
 	c.mu.Unlock()
 }
 
+func (c *Controller) appliedTo(k string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.applied[k]
+	return ok
+}
+
 func (c *Controller) forgetApplied(k string) {
 	c.mu.Lock()
 	delete(c.applied, k)
