@@ -295,6 +295,20 @@ func TestPropagation(t *testing.T) {
 		}
 		f.waitCount([]string{"cluster4"}, configMaps, "e2e", "rest-", 100)
 	})
+
+	t.Run("an Offline cluster holds a deletion only for a bounded time", func(t *testing.T) {
+		f := f.in(t)
+		f.restartControllerManager("--deletion-wait=15s")
+		f.apply(configMap("e2e", "offline", "", "k: v"))
+		f.waitIn(three, configMaps, "e2e", "offline", labelled)
+		require.NoError(t, env.StopAPIServer("cluster3"))
+		defer func() { require.NoError(t, env.StartAPIServer(context.Background(), "cluster3")) }()
+		u.WaitClusterStatus("fed", 90*time.Second, map[string]string{"cluster3": "Offline"})
+		f.kubectl("delete", "configmap", "offline", "-n", "e2e", "--wait=false")
+		f.waitAbsent([]string{"cluster1", "cluster2"}, configMaps, "e2e", "offline")
+		f.waitGoneAtFederation("configmap", "e2e", "offline")
+		f.waitEvents("offline", "Gave up deleting ConfigMap e2e/offline in cluster cluster3")
+	})
 }
 
 func workloadManifest(name string) string {
