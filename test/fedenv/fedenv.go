@@ -26,7 +26,11 @@ import (
 )
 
 // planePrograms are the processes of a local plane, for cleaning up.
-var planePrograms = map[string]bool{localplane.APIServer: true, localplane.ControllerManager: true}
+var planePrograms = map[string]bool{localplane.APIServer: true, localplane.ControllerManager: true, localplane.DNSServerProgram: true}
+
+// PlanePrograms are the program names of a local plane, for
+// localprocess.FindMentioning.
+func PlanePrograms() map[string]bool { return planePrograms }
 
 // BuildBinaries builds kubefed, the control plane and federation-dns into
 // dir/bin; kubefed finds the others beside itself.
@@ -93,9 +97,9 @@ func (u *User) Kubectl() kubectl.Runner {
 // PlaneDir is the folder of the local federation name.
 func (u *User) PlaneDir(name string) string { return filepath.Join(u.Home, ".federation", name) }
 
-// InitFederation runs kubefed init NAME --local and removes the plane when
-// the test ends.
-func (u *User) InitFederation(name string) string {
+// InitFederation runs kubefed init NAME --local with extra flags and removes
+// the plane when the test ends.
+func (u *User) InitFederation(name string, extra ...string) string {
 	u.T.Helper()
 	u.T.Cleanup(func() {
 		_, _ = u.Kubefed("delete", name, "--local")
@@ -103,7 +107,7 @@ func (u *User) InitFederation(name string) string {
 			_ = p.Stop(time.Second)
 		}
 	})
-	return u.MustKubefed("init", name, "--local")
+	return u.MustKubefed(append([]string{"init", name, "--local"}, extra...)...)
 }
 
 // WithMembers starts member clusters and gives the user their contexts.

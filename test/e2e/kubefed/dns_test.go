@@ -16,6 +16,7 @@ import (
 	"github.com/federation-v1/federation/pkg/dnsprovider"
 	"github.com/federation-v1/federation/pkg/dnsprovider/coredns"
 	"github.com/federation-v1/federation/pkg/poll"
+	"github.com/federation-v1/federation/test/fedenv"
 )
 
 // lookupA asks server for the A records of name.
@@ -41,14 +42,14 @@ func lookupA(ctx context.Context, server, name string) ([]string, error) {
 // it leaves (coredns-provider.conf) are answered, also after a restart.
 func TestInitWithDNS(t *testing.T) {
 	ctx := context.Background()
-	u := newUser(t)
-	u.t.Cleanup(func() { _, _ = u.kubefed("delete", "dnsfed", "--local") })
-	out := u.mustKubefed("init", "dnsfed", "--local", "--dns-provider=coredns", "--dns-zone-name=example.com.")
+	u := fedenv.NewUser(t, binDir)
+	t.Cleanup(func() { _, _ = u.Kubefed("delete", "dnsfed", "--local") })
+	out := u.MustKubefed("init", "dnsfed", "--local", "--dns-provider=coredns", "--dns-zone-name=example.com.")
 	m := regexp.MustCompile(`Federation DNS server for example.com. is answering at: (\S+)`).FindStringSubmatch(out)
 	require.NotNil(t, m, "init names the DNS server's address:\n%s", out)
 	server := m[1]
 
-	f, err := os.Open(filepath.Join(u.planeDir("dnsfed"), "coredns-provider.conf"))
+	f, err := os.Open(filepath.Join(u.PlaneDir("dnsfed"), "coredns-provider.conf"))
 	require.NoError(t, err)
 	cfg, err := coredns.ParseConfig(f)
 	f.Close()
@@ -78,15 +79,15 @@ func TestInitWithDNS(t *testing.T) {
 	}
 	answers("127.1.1.1", "127.1.3.1")
 
-	u.mustKubefed("stop", "dnsfed")
+	u.MustKubefed("stop", "dnsfed")
 	_, err = lookupA(ctx, server, name)
 	assert.Error(t, err, "a stopped federation's DNS server does not answer")
-	u.mustKubefed("start", "dnsfed")
+	u.MustKubefed("start", "dnsfed")
 	answers("127.1.1.1", "127.1.3.1")
 }
 
 func TestInitRejectsBadDNSFlags(t *testing.T) {
-	u := newUser(t)
+	u := fedenv.NewUser(t, binDir)
 	for _, tt := range []struct {
 		args []string
 		want string
@@ -97,9 +98,9 @@ func TestInitRejectsBadDNSFlags(t *testing.T) {
 		{[]string{"--dns-provider=coredns", "--dns-zone-name=bad_zone!"}, `--dns-zone-name "bad_zone!"`},
 		{[]string{"--dns-provider=coredns", "--dns-zone-name=example.com.", "--dns-provider-config=/nonexistent"}, "--dns-provider-config"},
 	} {
-		out, err := u.kubefed(append([]string{"init", "fed", "--local"}, tt.args...)...)
+		out, err := u.Kubefed(append([]string{"init", "fed", "--local"}, tt.args...)...)
 		assert.Error(t, err, "%v", tt.args)
 		assert.Contains(t, out, tt.want, "%v", tt.args)
 	}
-	assert.NoDirExists(t, u.planeDir("fed"))
+	assert.NoDirExists(t, u.PlaneDir("fed"))
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,68 +19,29 @@ import (
 
 	"github.com/federation-v1/federation/pkg/localplane"
 	"github.com/federation-v1/federation/pkg/poll"
+	"github.com/federation-v1/federation/test/fedenv"
 	"github.com/federation-v1/federation/test/memberenv"
 )
 
-// withMembers starts three member clusters and gives the user their contexts.
-func withMembers(t *testing.T, u *user) *memberenv.Environment {
+// withMembers starts three member clusters, gives the user their contexts,
+// and adds a context whose server does not answer, for the bad-input cases.
+func withMembers(t *testing.T, u *fedenv.User) *memberenv.Environment {
 	t.Helper()
-	env, err := memberenv.Start(context.Background(), memberenv.Options{
-		Dir: filepath.Join(t.TempDir(), "members"), Clusters: memberenv.DefaultClusters(3, 2), Logf: t.Logf,
-	})
+	env := fedenv.WithMembers(t, u, memberenv.DefaultClusters(3, 2))
+	mine, err := clientcmd.LoadFromFile(u.Kubeconfig)
 	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, env.Stop()) })
-	members, err := clientcmd.LoadFromFile(env.Kubeconfig)
-	require.NoError(t, err)
-	mine, err := clientcmd.LoadFromFile(u.kubeconfig)
-	require.NoError(t, err)
-	for name := range members.Contexts {
-		mine.Clusters[name], mine.AuthInfos[name], mine.Contexts[name] = members.Clusters[name], members.AuthInfos[name], members.Contexts[name]
-	}
-	// A context whose server does not answer, for the bad-input cases.
 	mine.Clusters["dead"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}
 	mine.AuthInfos["dead"] = &clientcmdapi.AuthInfo{Token: "x"}
 	mine.Contexts["dead"] = &clientcmdapi.Context{Cluster: "dead", AuthInfo: "dead"}
-	require.NoError(t, clientcmd.WriteToFile(*mine, u.kubeconfig))
+	require.NoError(t, clientcmd.WriteToFile(*mine, u.Kubeconfig))
 	return env
-}
-
-// clusterTable returns `kubectl get clusters` rows by name: STATUS, ZONES, REGION.
-func (u *user) clusterTable(ctx context.Context) (map[string][]string, error) {
-	out, err := u.kubectl().Run(ctx, "--context=fed", "get", "clusters", "--no-headers")
-	if err != nil {
-		return nil, err
-	}
-	rows := map[string][]string{}
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		if f := strings.Fields(line); len(f) >= 4 {
-			rows[f[0]] = f[1:4]
-		}
-	}
-	return rows, nil
-}
-
-func (u *user) waitClusterStatus(t *testing.T, timeout time.Duration, want map[string]string) {
-	t.Helper()
-	require.NoError(t, poll.Until(context.Background(), timeout, fmt.Sprintf("cluster statuses %v", want), func(ctx context.Context) error {
-		rows, err := u.clusterTable(ctx)
-		if err != nil {
-			return err
-		}
-		for name, status := range want {
-			if row, ok := rows[name]; !ok || row[0] != status {
-				return fmt.Errorf("clusters are %v", rows)
-			}
-		}
-		return nil
-	}))
 }
 
 func TestJoinHealthAndUnjoin(t *testing.T) {
 	ctx := context.Background()
-	u := newUser(t)
+	u := fedenv.NewUser(t, binDir)
 	env := withMembers(t, u)
-	u.initFederation("fed", "--dns-provider=coredns", "--dns-zone-name=example.com.")
+	u.InitFederation("fed", "--dns-provider=coredns", "--dns-zone-name=example.com.")
 	// cluster3 has a cluster DNS of its own for join to extend.
 	member3, err := env.Client("cluster3")
 	require.NoError(t, err)
@@ -96,18 +56,18 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 		return cm.Data["Corefile"]
 	}
 	fedSecrets := func() int {
-		out, err := u.kubectl().Run(ctx, "--context=fed", "get", "secrets", "-n", "federation-system", "-o", "name")
+		out, err := u.Kubectl().Run(ctx, "--context=fed", "get", "secrets", "-n", "federation-system", "-o", "name")
 		require.NoError(t, err)
 		return len(strings.Fields(out))
 	}
 
 	t.Run("join --dry-run prints the objects and creates none", func(t *testing.T) {
-		out := u.mustKubefed("join", "cluster1", "--context=fed", "--dry-run")
+		out := u.MustKubefed("join", "cluster1", "--context=fed", "--dry-run")
 		for _, kind := range []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Secret", "Cluster"} {
 			assert.Contains(t, out, "kind: "+kind+"\n")
 		}
 		assert.Contains(t, out, "serverAddress: https://127.0.0.1:")
-		_, err := u.kubectl().Run(ctx, "--context=fed", "get", "cluster", "cluster1")
+		_, err := u.Kubectl().Run(ctx, "--context=fed", "get", "cluster", "cluster1")
 		assert.ErrorContains(t, err, "NotFound")
 		member, err := env.Client("cluster1")
 		require.NoError(t, err)
@@ -116,20 +76,20 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 	})
 
 	for _, c := range []string{"cluster1", "cluster2", "cluster3"} {
-		out := u.mustKubefed("join", c, "--context=fed")
+		out := u.MustKubefed("join", c, "--context=fed")
 		assert.Contains(t, out, fmt.Sprintf("cluster %q created\n", c))
 	}
 	assert.Regexp(t, `(?s)# BEGIN federation fed\nexample.com. \{\n    forward \. 127\.0\.0\.1:\d+\n\}\n# END federation fed`, memberCorefile(),
 		"join points the member's cluster DNS at the federation zone")
-	u.waitClusterStatus(t, 30*time.Second, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
-	rows, err := u.clusterTable(ctx)
+	u.WaitClusterStatus("fed", 30*time.Second, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
+	rows, err := u.ClusterTable(ctx, "fed")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Ready", "us-east1-b", "us-east1"}, rows["cluster1"])
 	assert.Equal(t, []string{"Ready", "us-east1-c", "us-east1"}, rows["cluster2"])
 	assert.Equal(t, []string{"Ready", "europe-west1-b", "europe-west1"}, rows["cluster3"])
 
 	t.Run("the controller manager serves health and per-cluster probe metrics", func(t *testing.T) {
-		plane, err := localplane.Load(u.planeDir("fed"))
+		plane, err := localplane.Load(u.PlaneDir("fed"))
 		require.NoError(t, err)
 		base := "http://" + plane.ControllerManagerAddress
 		require.NoError(t, httpGet(ctx, base+"/healthz", func(body string) error {
@@ -181,13 +141,13 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 			{[]string{"join", "cluster1"}, "--context"},
 			{[]string{"unjoin", "ghost", "--context=fed"}, `cluster "ghost" is not joined`},
 		} {
-			out, err := u.kubefed(tt.args...)
+			out, err := u.Kubefed(tt.args...)
 			assert.Error(t, err, "kubefed %v", tt.args)
 			assert.Contains(t, out, tt.want, "kubefed %v", tt.args)
 		}
 		assert.Equal(t, before, fedSecrets(), "no credentials Secret was left behind")
 		for _, name := range []string{"ghost", "dead"} {
-			_, err := u.kubectl().Run(ctx, "--context=fed", "get", "cluster", name)
+			_, err := u.Kubectl().Run(ctx, "--context=fed", "get", "cluster", name)
 			assert.Error(t, err, "no Cluster %s was created", name)
 		}
 	})
@@ -195,11 +155,11 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 	t.Run("an unreachable member goes Offline and comes back, with events", func(t *testing.T) {
 		require.NoError(t, env.StopAPIServer("cluster2"))
 		// Probes every 10s, two failures needed: well within 45s.
-		u.waitClusterStatus(t, 45*time.Second, map[string]string{"cluster2": "Offline", "cluster1": "Ready", "cluster3": "Ready"})
+		u.WaitClusterStatus("fed", 45*time.Second, map[string]string{"cluster2": "Offline", "cluster1": "Ready", "cluster3": "Ready"})
 		require.NoError(t, env.StartAPIServer(ctx, "cluster2"))
-		u.waitClusterStatus(t, 30*time.Second, map[string]string{"cluster2": "Ready"})
+		u.WaitClusterStatus("fed", 30*time.Second, map[string]string{"cluster2": "Ready"})
 		require.NoError(t, poll.Until(ctx, 10*time.Second, "events of both transitions", func(ctx context.Context) error {
-			out, err := u.kubectl().Run(ctx, "--context=fed", "get", "events", "-A", "--field-selector=involvedObject.name=cluster2")
+			out, err := u.Kubectl().Run(ctx, "--context=fed", "get", "events", "-A", "--field-selector=involvedObject.name=cluster2")
 			if err != nil {
 				return err
 			}
@@ -211,14 +171,14 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 	})
 
 	t.Run("unjoin removes both sides", func(t *testing.T) {
-		secret, err := u.kubectl().Run(ctx, "--context=fed", "get", "cluster", "cluster3", "-o", "jsonpath={.spec.secretRef.name}")
+		secret, err := u.Kubectl().Run(ctx, "--context=fed", "get", "cluster", "cluster3", "-o", "jsonpath={.spec.secretRef.name}")
 		require.NoError(t, err)
-		out := u.mustKubefed("unjoin", "cluster3", "--context=fed")
+		out := u.MustKubefed("unjoin", "cluster3", "--context=fed")
 		assert.Equal(t, "Successfully removed cluster \"cluster3\" from federation\n", out)
 		assert.Equal(t, ".:53 {\n    forward . /etc/resolv.conf\n}\n", memberCorefile(), "unjoin restores the member's cluster DNS")
-		_, err = u.kubectl().Run(ctx, "--context=fed", "get", "cluster", "cluster3")
+		_, err = u.Kubectl().Run(ctx, "--context=fed", "get", "cluster", "cluster3")
 		assert.ErrorContains(t, err, "NotFound")
-		_, err = u.kubectl().Run(ctx, "--context=fed", "get", "secret", "-n", "federation-system", secret)
+		_, err = u.Kubectl().Run(ctx, "--context=fed", "get", "secret", "-n", "federation-system", secret)
 		assert.ErrorContains(t, err, "NotFound")
 		member, err := env.Client("cluster3")
 		require.NoError(t, err)
@@ -232,11 +192,11 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 
 	t.Run("unjoin of a member that is down removes the federation side and says what is left", func(t *testing.T) {
 		require.NoError(t, env.StopAPIServer("cluster1"))
-		out, err := u.kubefed("unjoin", "cluster1", "--context=fed")
+		out, err := u.Kubefed("unjoin", "cluster1", "--context=fed")
 		require.NoError(t, err, out)
 		assert.Contains(t, out, `warning: could not clean up cluster "cluster1"`)
 		assert.Contains(t, out, `Successfully removed cluster "cluster1" from federation`)
-		_, err = u.kubectl().Run(ctx, "--context=fed", "get", "cluster", "cluster1")
+		_, err = u.Kubectl().Run(ctx, "--context=fed", "get", "cluster", "cluster1")
 		assert.ErrorContains(t, err, "NotFound")
 	})
 }

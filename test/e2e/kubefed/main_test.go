@@ -6,9 +6,9 @@ package kubefed_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/federation-v1/federation/test/fedenv"
 )
 
 // binDir holds kubefed and the control plane binaries, built once; kubefed
@@ -26,18 +26,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	binDir = filepath.Join(dir, "bin")
-	build := exec.Command("go", "build", "-o", binDir+"/",
-		"github.com/federation-v1/federation/kubefed",
-		"github.com/federation-v1/federation/federation-apiserver",
-		"github.com/federation-v1/federation/federation-controller-manager")
-	dns := exec.Command("go", "build", "-o", filepath.Join(binDir, "federation-dns"), "github.com/federation-v1/federation/dns")
-	for _, b := range []*exec.Cmd{build, dns} {
-		b.Stdout, b.Stderr = os.Stdout, os.Stderr
-		if err := b.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "building kubefed and the control plane:", err)
-			return 1
-		}
+	if binDir, err = fedenv.BuildBinaries(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	return m.Run()
 }
