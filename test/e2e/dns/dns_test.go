@@ -100,7 +100,7 @@ spec:
 func TestServiceDNSAcrossZonesAndRegions(t *testing.T) {
 	ctx := context.Background()
 	u := fedenv.NewUser(t, binDir)
-	fedenv.WithMembers(t, u, memberenv.DefaultClusters(3, 2))
+	env := fedenv.WithMembers(t, u, memberenv.DefaultClusters(3, 2))
 	out := u.InitFederation("federation", "--dns-provider=coredns", "--dns-zone-name=example.com.")
 	m := regexp.MustCompile(`is answering at: (\S+)`).FindStringSubmatch(out)
 	require.NotNil(t, m, out)
@@ -159,6 +159,17 @@ func TestServiceDNSAcrossZonesAndRegions(t *testing.T) {
 
 		_, err = k.Run(ctx, "--context=federation", "annotate", "deployment", "nginx", "federation.alpha.kubernetes.io/cluster-selector-")
 		require.NoError(t, err)
+		expect(t, server, map[string]answer{global: ips("127.1.1.1", "127.1.2.1", "127.1.3.1")})
+	})
+
+	t.Run("an Offline cluster's addresses leave the answers", func(t *testing.T) {
+		require.NoError(t, env.StopAPIServer("cluster1"))
+		u.WaitClusterStatus("federation", 45*time.Second, map[string]string{"cluster1": "Offline"})
+		expect(t, server, map[string]answer{
+			global: ips("127.1.2.1", "127.1.3.1"),
+			zoneB:  cname(usEast, "127.1.2.1"),
+		})
+		require.NoError(t, env.StartAPIServer(ctx, "cluster1"))
 		expect(t, server, map[string]answer{global: ips("127.1.1.1", "127.1.2.1", "127.1.3.1")})
 	})
 
