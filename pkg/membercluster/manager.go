@@ -132,6 +132,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		return fmt.Errorf("member manager: caches did not sync")
 	}
 	go wait.UntilWithContext(ctx, m.worker, time.Second)
+	go wait.UntilWithContext(ctx, func(context.Context) { m.recordCacheSizes() }, 5*time.Second)
 	<-ctx.Done()
 	m.mu.Lock()
 	for name, mem := range m.members {
@@ -222,6 +223,7 @@ func (m *Manager) sync(ctx context.Context, name string) error {
 
 func (m *Manager) remove(name string, mem *member) {
 	mem.stop()
+	forgetCacheSizes(name, mem)
 	m.mu.Lock()
 	if m.members[name] == mem {
 		delete(m.members, name)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/federation-v1/federation/pkg/localplane"
 	"github.com/federation-v1/federation/pkg/localprocess"
+	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
 	"github.com/federation-v1/federation/test/memberenv"
 )
@@ -60,6 +61,7 @@ func TestMemoryGrowsWithFederatedObjects(t *testing.T) {
 	t.Logf("%d federated ConfigMaps in 3 clusters after %s", federated, time.Since(start).Round(time.Second))
 	f.atRest(10 * time.Second)
 	before := f.rss()
+	cachedBefore := f.cachedConfigMaps()
 
 	start = time.Now()
 	for _, c := range three {
@@ -75,6 +77,10 @@ func TestMemoryGrowsWithFederatedObjects(t *testing.T) {
 	t.Logf("%d unrelated ConfigMaps in each member after %s", unrelated, time.Since(start).Round(time.Second))
 	f.atRest(10 * time.Second)
 	after := f.rss()
+	cachedAfter := f.cachedConfigMaps()
+	t.Logf("member caches hold %v ConfigMaps before and %v after the unrelated ones", cachedBefore, cachedAfter)
+	require.Equal(t, float64(3*federated), cachedBefore, "the caches hold the federated ConfigMaps of the 3 members")
+	require.Equal(t, cachedBefore, cachedAfter, "unrelated objects never enter the caches")
 	growth := float64(after-before) / float64(before) * 100
 	t.Logf("controller manager RSS: %d MiB with no objects, %d MiB with %d federated ConfigMaps, %d MiB after %d unrelated ConfigMaps per member (%+.1f%%)",
 		baseline>>20, before>>20, federated, after>>20, unrelated, growth)
@@ -142,4 +148,31 @@ func (f *fixture) rss() int64 {
 	}
 	sort.Slice(samples, func(i, j int) bool { return samples[i] < samples[j] })
 	return samples[len(samples)/2]
+}
+
+// cachedConfigMaps sums federation_member_cached_objects for configmaps, once
+// the gauge (updated every 5s) shows every member.
+func (f *fixture) cachedConfigMaps() float64 {
+	f.t.Helper()
+	var total float64
+	require.NoError(f.t, poll.Until(context.Background(), 30*time.Second, "the cache gauge of 3 members", func(context.Context) error {
+		total = 0
+		n := 0
+		for _, line := range strings.Split(f.metrics(), "\n") {
+			if strings.HasPrefix(line, "federation_member_cached_objects{") && strings.Contains(line, `resource="configmaps"`) {
+				fields := strings.Fields(line)
+				v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+				if err != nil {
+					return err
+				}
+				total += v
+				n++
+			}
+		}
+		if n != 3 {
+			return fmt.Errorf("%d members in the gauge", n)
+		}
+		return nil
+	}))
+	return total
 }
