@@ -7,6 +7,7 @@ import (
 	"github.com/federation-v1/federation/pkg/localprocess"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -129,11 +130,57 @@ func (e *Environment) startMember(ctx context.Context, m *Member) error {
 		return fmt.Errorf("cluster %s: %w", m.Spec.Name, err)
 	}
 	for _, c := range memberComponents[1:] {
-		if err := e.startProcess(m, c); err != nil {
+		if err := e.startComponent(ctx, m, c); err != nil {
 			return err
 		}
 	}
 	return e.waitSchedulable(ctx, m, client)
+}
+
+// portRetries bounds how often a component is moved to a new port.
+const portRetries = 3
+
+// startComponent starts one program of m and waits for its /healthz. Ports
+// are picked free but only bound later by the program, so on a busy machine
+// another process can take one first: a program that died for that is
+// started again on a new port.
+func (e *Environment) startComponent(ctx context.Context, m *Member, c string) error {
+	for attempt := 1; ; attempt++ {
+		if err := e.startProcess(m, c); err != nil {
+			return err
+		}
+		url := m.healthURL(c)
+		if url == "" {
+			return nil
+		}
+		proc := m.Processes[c]
+		err := localprocess.WaitFor(ctx, 60*time.Second, m.Spec.Name+" "+c+" /healthz", proc, func() error {
+			return httpGetOK(ctx, url)
+		})
+		if err == nil || attempt == portRetries || proc.Alive() || !strings.Contains(proc.LogTail(40), "address already in use") {
+			return err
+		}
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		e.mu.Lock()
+		m.Ports[c] = port
+		e.mu.Unlock()
+	}
+}
+
+// healthURL is where a member program answers /healthz; "" for programs
+// without one.
+func (m *Member) healthURL(c string) string {
+	switch c {
+	case KubeControllerManager, KubeScheduler:
+		return fmt.Sprintf("https://127.0.0.1:%d/healthz", m.Ports[c])
+	case Kwok:
+		return fmt.Sprintf("http://127.0.0.1:%d/healthz", m.Ports[c])
+	default:
+		return ""
+	}
 }
 
 // StartAPIServer starts the named member's kube-apiserver and waits for /readyz.

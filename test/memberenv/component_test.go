@@ -1,0 +1,36 @@
+package memberenv
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestComponentMovesOffATakenPort: when another process holds a program's
+// port, the program dies binding it and is started again on a new port.
+func TestComponentMovesOffATakenPort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a member cluster")
+	}
+	ctx := context.Background()
+	env, err := Start(ctx, Options{Dir: filepath.Join(t.TempDir(), "env"), Clusters: DefaultClusters(1, 1)})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, env.Stop()) })
+	m := env.Member("cluster1")
+
+	require.NoError(t, env.stopProcesses(m, KubeScheduler))
+	taken := m.Ports[KubeScheduler]
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", taken))
+	require.NoError(t, err, "taking the scheduler's port")
+	defer l.Close()
+
+	require.NoError(t, env.startComponent(ctx, m, KubeScheduler))
+	assert.NotEqual(t, taken, m.Ports[KubeScheduler], "the scheduler moved to another port")
+	assert.True(t, m.Processes[KubeScheduler].Alive())
+	require.NoError(t, httpGetOK(ctx, m.healthURL(KubeScheduler)))
+}
