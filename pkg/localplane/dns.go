@@ -2,11 +2,7 @@ package localplane
 
 import (
 	"context"
-
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"net"
 	"os"
 	"strconv"
@@ -14,6 +10,11 @@ import (
 	"text/template"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/federation-v1/federation/pkg/httpprobe"
 	"github.com/federation-v1/federation/pkg/localprocess"
 )
 
@@ -153,7 +154,7 @@ func (p *Plane) waitDNSReady(ctx context.Context) error {
 		return nil
 	}
 	return localprocess.WaitFor(ctx, 30*time.Second, "federation-dns /ready", p.Processes[DNSServerProgram], func() error {
-		return httpGetOK(ctx, "http://"+p.DNS.ReadyAddress+"/ready")
+		return httpprobe.GetOK(ctx, "http://"+p.DNS.ReadyAddress+"/ready")
 	})
 }
 

@@ -5,6 +5,7 @@ package fedenv
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -61,6 +62,9 @@ type User struct {
 
 // NewUser makes a user whose kubeconfig already has another context.
 func NewUser(t *testing.T, bin string) *User {
+	if testing.Short() {
+		t.Skip("end to end: builds the binaries and runs clusters")
+	}
 	home := t.TempDir()
 	u := &User{T: t, Home: home, Kubeconfig: filepath.Join(home, ".kube", "config"), Bin: bin}
 	cfg := clientcmdapi.NewConfig()
@@ -167,4 +171,25 @@ func (u *User) Plane(name string) *localplane.Plane {
 	p, err := localplane.Load(u.PlaneDir(name))
 	require.NoError(u.T, err)
 	return p
+}
+
+// RunMain is the TestMain of an e2e package: it builds the binaries into a
+// temporary folder, sets *bin to it, runs the tests and removes the folder.
+// With -short nothing is built (the e2e tests skip themselves).
+func RunMain(m *testing.M, bin *string) int {
+	flag.Parse()
+	if testing.Short() {
+		return m.Run()
+	}
+	dir, err := os.MkdirTemp("", "federation-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if *bin, err = BuildBinaries(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/federation-v1/federation/pkg/httpprobe"
 )
 
 // TestComponentMovesOffATakenPort: when another process holds a program's
@@ -32,5 +34,5 @@ func TestComponentMovesOffATakenPort(t *testing.T) {
 	require.NoError(t, env.startComponent(ctx, m, KubeScheduler))
 	assert.NotEqual(t, taken, m.Ports[KubeScheduler], "the scheduler moved to another port")
 	assert.True(t, m.Processes[KubeScheduler].Alive())
-	require.NoError(t, httpGetOK(ctx, m.healthURL(KubeScheduler)))
+	require.NoError(t, httpprobe.GetOK(ctx, m.healthURL(KubeScheduler)))
 }

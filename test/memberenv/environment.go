@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/federation-v1/federation/pkg/localprocess"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,6 +14,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/federation-v1/federation/pkg/httpprobe"
+	"github.com/federation-v1/federation/pkg/localprocess"
 )
 
 // stateFile is the name of the state file in the run folder.
@@ -202,7 +204,7 @@ func (e *Environment) startEtcd(ctx context.Context) error {
 		return err
 	}
 	return localprocess.WaitFor(ctx, 30*time.Second, "etcd to answer /health", e.Etcd, func() error {
-		return httpGetOK(ctx, e.EtcdURL+"/health")
+		return httpprobe.GetOK(ctx, e.EtcdURL+"/health")
 	})
 }
 

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/federation-v1/federation/pkg/localprocess"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/federation-v1/federation/pkg/httpprobe"
+	"github.com/federation-v1/federation/pkg/localprocess"
 )
 
 // The programs of one member, in start order.
@@ -155,7 +157,7 @@ func (e *Environment) startComponent(ctx context.Context, m *Member, c string) e
 		}
 		proc := m.Processes[c]
 		err := localprocess.WaitFor(ctx, 60*time.Second, m.Spec.Name+" "+c+" /healthz", proc, func() error {
-			return httpGetOK(ctx, url)
+			return httpprobe.GetOK(ctx, url)
 		})
 		if err == nil || attempt == portRetries || proc.Alive() || !strings.Contains(proc.LogTail(40), "address already in use") {
 			return err

@@ -3,13 +3,14 @@ package memberenv
 import (
 	"context"
 	"fmt"
-	"github.com/federation-v1/federation/pkg/localprocess"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/federation-v1/federation/pkg/localprocess"
 )
 
 // Topology labels, both today's and the ones Federation v1 read.

@@ -5,8 +5,6 @@
 package dns_test
 
 import (
-	"flag"
-	"fmt"
 	"os"
 	"testing"
 
@@ -17,23 +15,5 @@ import (
 var binDir string
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	flag.Parse()
-	if testing.Short() {
-		return m.Run()
-	}
-	dir, err := os.MkdirTemp("", "dns-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	if binDir, err = fedenv.BuildBinaries(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	os.Exit(fedenv.RunMain(m, &binDir))
 }

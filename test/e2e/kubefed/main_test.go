@@ -4,7 +4,6 @@
 package kubefed_test
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -16,19 +15,5 @@ import (
 var binDir string
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "kubefed-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	if binDir, err = fedenv.BuildBinaries(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	os.Exit(fedenv.RunMain(m, &binDir))
 }
