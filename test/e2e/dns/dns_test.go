@@ -19,7 +19,7 @@ import (
 
 // converge bounds how long a change may take to show in DNS: propagation,
 // the members' load balancers and endpoints, status and the DNS writer.
-const converge = 60 * time.Second
+const converge = 90 * time.Second
 
 // answer is what a name resolves to: its addresses (sorted) and the CNAME
 // it starts with, if any; rcode is the response code.
@@ -174,7 +174,7 @@ func TestServiceDNSAcrossZonesAndRegions(t *testing.T) {
 	})
 
 	t.Run("deleting the Service removes its names", func(t *testing.T) {
-		_, err := k.Run(ctx, "--context=federation", "delete", "service", "nginx")
+		_, err := k.Run(ctx, "--context=federation", "delete", "service", "nginx", "--wait=false")
 		require.NoError(t, err)
 		nx := answer{rcode: dns.RcodeNameError}
 		expect(t, server, map[string]answer{global: nx, usEast: nx, zoneB: nx, europe: nx})
