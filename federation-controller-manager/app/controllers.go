@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/federation-v1/federation/pkg/capacity"
 	"github.com/federation-v1/federation/pkg/controllers/cluster"
 	"github.com/federation-v1/federation/pkg/controllers/servicedns"
 	fedsync "github.com/federation-v1/federation/pkg/controllers/sync"
@@ -36,6 +37,22 @@ type ControllerContext struct {
 	// Members owns the member clusters' clients and caches; made by the
 	// first sync controller, run once by the controller manager.
 	Members *membercluster.Manager
+	// Capacity estimates what members can schedule of divided workloads;
+	// made with the first such controller.
+	Capacity *capacity.Estimator
+}
+
+// capacity returns the capacity estimator, making it (and the watch of the
+// members' pending pods of federated workloads) the first time.
+func (cc *ControllerContext) capacity(members *membercluster.Manager) *capacity.Estimator {
+	if cc.Capacity == nil {
+		cc.Capacity = capacity.New(cc.Options.Sync.UnschedulableWindow, func(cluster, ns, name string) bool {
+			_, ok := members.Get(cluster, membercluster.PodsResource, ns, name)
+			return ok
+		})
+		members.Watch(membercluster.PodsResource, cc.Capacity)
+	}
+	return cc.Capacity
 }
 
 // members returns the member manager, making it the first time.
@@ -84,6 +101,9 @@ func syncInit(a *fedsync.Adapter) initFunc {
 		c, err := fedsync.New(a, cc.FedDynamic, cc.DynamicInformers.ForResource(a.Resource), members, cc.Recorder, cc.Options.Sync)
 		if err != nil {
 			return nil, err
+		}
+		if a.Replicas != nil {
+			c.SetCapacity(cc.capacity(members))
 		}
 		return c.Run, nil
 	}

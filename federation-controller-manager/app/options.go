@@ -74,6 +74,8 @@ func NewOptions() *Options {
 			MemberTimeout: 10 * time.Second,
 			DeletionWait:  2 * time.Minute,
 			StatusPeriod:  30 * time.Second,
+			// v1's threshold for pods that cannot be scheduled.
+			UnschedulableWindow: time.Minute,
 		},
 	}
 }
@@ -96,6 +98,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Sync.MemberTimeout, "member-timeout", o.Sync.MemberTimeout, "timeout of every call to a member cluster")
 	fs.DurationVar(&o.Sync.DeletionWait, "deletion-wait", o.Sync.DeletionWait, "how long a deletion waits for a selected cluster that is not Ready before giving up on its copy")
 	fs.DurationVar(&o.Sync.StatusPeriod, "service-status-period", o.Sync.StatusPeriod, "how often a federated Service re-reads its members' endpoints")
+	fs.DurationVar(&o.Sync.UnschedulableWindow, "unschedulable-pod-window", o.Sync.UnschedulableWindow, "how long pods of a federated Deployment, ReplicaSet or Job may stay unschedulable in a member before its capacity there is lowered and the surplus re-planned onto other clusters (the estimate holds for 5 times this)")
 	fs.StringVar(&o.FederationName, "federation-name", o.FederationName, "name of the federation, as in its DNS names (SERVICE.NAMESPACE.FEDERATION.svc.ZONE) and in the "+membercluster.FederationLabel+" label on member copies")
 	fs.StringVar(&o.DNS.Provider, "dns-provider", o.DNS.Provider, "DNS provider of the service DNS records: coredns")
 	fs.StringVar(&o.DNS.ProviderConfig, "dns-provider-config", o.DNS.ProviderConfig, "coredns-provider.conf (v1 format: etcd-endpoints, zones, coredns-endpoints); without it the service-dns controller does not run")
@@ -128,6 +131,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Cluster.Thresholds.Failure < 1 || o.Cluster.Thresholds.Success < 1 {
 		errs = append(errs, errors.New("--cluster-failure-threshold and --cluster-success-threshold must be at least 1"))
+	}
+	if o.Sync.UnschedulableWindow <= 0 {
+		errs = append(errs, errors.New("--unschedulable-pod-window must be positive"))
 	}
 	if o.Sync.Workers < 1 || o.Sync.MemberTimeout <= 0 || o.Sync.DeletionWait < 0 {
 		errs = append(errs, errors.New("--concurrent-object-syncs must be at least 1, --member-timeout positive, --deletion-wait not negative"))

@@ -33,11 +33,22 @@ func newMember(ctx context.Context, name, identity string, client dynamic.Interf
 	mem := &member{name: name, identity: identity, client: client, factory: factory,
 		informer: map[schema.GroupVersionResource]informers.GenericInformer{}, cancel: cancel, ctx: ctx}
 	for _, gvr := range resources {
-		inf := factory.ForResource(gvr)
+		var inf informers.GenericInformer
+		if fields, ok := fieldSelectors[gvr]; ok {
+			inf = dynamicinformer.NewFilteredDynamicInformer(client, gvr, metav1.NamespaceAll, 0,
+				cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+				func(o *metav1.ListOptions) { o.LabelSelector, o.FieldSelector = selector, fields })
+			go inf.Informer().RunWithContext(ctx)
+		} else {
+			inf = factory.ForResource(gvr)
+		}
 		// Managed fields are large and never read: drop them from the cache.
 		_ = inf.Informer().SetTransform(func(obj any) (any, error) {
 			if u, ok := obj.(*unstructured.Unstructured); ok {
 				u.SetManagedFields(nil)
+				if gvr == PodsResource {
+					slimPod(u)
+				}
 			}
 			return obj, nil
 		})
@@ -95,4 +106,23 @@ func (m *member) get(gvr schema.GroupVersionResource, namespace, name string) (*
 func (m *member) stop() {
 	m.cancel()
 	go m.factory.Shutdown()
+}
+
+// PodsResource is watched, when a controller asks for it, only for the
+// Pending pods of federated workloads (their template carries the
+// federation's label): enough to see pods that cannot be scheduled, while
+// memory still grows with federated workloads, not with the members.
+var PodsResource = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+
+// fieldSelectors narrow the watch of some resources beyond the label.
+var fieldSelectors = map[schema.GroupVersionResource]string{PodsResource: "status.phase=Pending"}
+
+// slimPod keeps of a pod only what scheduling questions need.
+func slimPod(u *unstructured.Unstructured) {
+	nodeName, _, _ := unstructured.NestedString(u.Object, "spec", "nodeName")
+	conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+	u.SetAnnotations(nil)
+	u.Object["spec"] = map[string]any{"nodeName": nodeName}
+	u.Object["status"] = map[string]any{"phase": phase, "conditions": conditions}
 }

@@ -10,6 +10,8 @@ import (
 	"io"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/federation-v1/federation/pkg/planner"
 )
 
 // The annotation keys, per kind.
@@ -92,4 +94,13 @@ func (p *Preferences) ForCluster(name string) (prefs ClusterPreferences, ok bool
 	}
 	c, ok := p.Clusters[AllClusters]
 	return c, ok
+}
+
+// Planner returns the preferences in the planner's terms.
+func (p *Preferences) Planner() planner.Preferences {
+	out := planner.Preferences{Rebalance: p.Rebalance, Clusters: make(map[string]planner.ClusterPreference, len(p.Clusters))}
+	for name, c := range p.Clusters {
+		out.Clusters[name] = planner.ClusterPreference{MinReplicas: c.MinReplicas, MaxReplicas: c.MaxReplicas, Weight: c.Weight}
+	}
+	return out
 }

@@ -28,12 +28,18 @@ type Adapter struct {
 	// set on it, from its members' copies; nil when the type brings nothing
 	// back. The status replaces the federated object's whole status.
 	Status func(members []Member) (status map[string]any, annotations map[string]string)
+	// KeptStatus are status fields kept once set: the federation apiserver
+	// refuses to change them (a Job's startTime).
+	KeptStatus []string
 	// Endpoints asks for Member.ReadyEndpoints to be filled (Services).
 	Endpoints bool
 	// ObservedGeneration sets status.observedGeneration to the federated
 	// object's generation once every selected member holds and observed it,
 	// so that `kubectl rollout status` waits for every member.
 	ObservedGeneration bool
+	// Replicas divides the type's replica counts over the clusters with the
+	// planner (workloads); nil for types copied whole to every cluster.
+	Replicas *ReplicaFields
 	// Conditions sets the Propagated condition in status.conditions, which
 	// says which members failed (apps/v1 types, whose condition types are
 	// free).

@@ -17,22 +17,33 @@ const maxMessage = 1024
 // keeping the existing one (and its times) when nothing changed, so that
 // an object at rest is never written.
 func propagated(current map[string]any, failures []string, now time.Time) map[string]any {
-	status, reason, message := "True", "Propagated", "every selected member cluster holds the object"
+	c := condition{Type: PropagatedCondition, Status: "True", Reason: "Propagated", Message: "every selected member cluster holds the object"}
 	if len(failures) > 0 {
 		failures = slices.Sorted(slices.Values(failures))
-		status, reason, message = "False", "MemberClusterError", strings.Join(failures, "; ")
-		if len(message) > maxMessage {
-			message = message[:maxMessage]
-		}
+		c.Status, c.Reason, c.Message = "False", "MemberClusterError", strings.Join(failures, "; ")
+	}
+	return c.keep(current, now)
+}
+
+// condition is a status condition the controller sets.
+type condition struct {
+	Type, Status, Reason, Message string
+}
+
+// keep returns the condition as a status value: the existing one of its
+// type (with its times) when nothing changed, else a new one stamped now.
+func (c condition) keep(current map[string]any, now time.Time) map[string]any {
+	if len(c.Message) > maxMessage {
+		c.Message = c.Message[:maxMessage]
 	}
 	conditions, _ := current["conditions"].([]any)
-	for _, c := range conditions {
-		m, ok := c.(map[string]any)
-		if ok && m["type"] == PropagatedCondition && m["status"] == status && m["reason"] == reason && m["message"] == message {
+	for _, e := range conditions {
+		m, ok := e.(map[string]any)
+		if ok && m["type"] == c.Type && m["status"] == c.Status && m["reason"] == c.Reason && m["message"] == c.Message {
 			return m
 		}
 	}
 	ts := now.UTC().Format(time.RFC3339)
-	return map[string]any{"type": PropagatedCondition, "status": status, "reason": reason, "message": message,
+	return map[string]any{"type": c.Type, "status": c.Status, "reason": c.Reason, "message": c.Message,
 		"lastUpdateTime": ts, "lastTransitionTime": ts}
 }

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,14 +55,16 @@ func TestAMemberThatRejectsGivesAConditionAndAnEvent(t *testing.T) {
 	writes := statusWrites()
 	require.Len(t, writes, 1)
 	conditions, _, _ := unstructured.NestedSlice(writes[0].Object, "status", "conditions")
-	require.Len(t, conditions, 1)
+	require.Len(t, conditions, 2, "Propagated and ReplicasPlaced")
 	c := conditions[0].(map[string]any)
+	assert.Equal(t, PropagatedCondition, c["type"])
+	assert.Equal(t, ReplicasPlacedCondition, conditions[1].(map[string]any)["type"])
 	assert.Equal(t, "False", c["status"])
 	assert.Contains(t, c["message"], "applying Deployment ns/d in cluster c1")
 	_, found, _ := unstructured.NestedInt64(writes[0].Object, "status", "observedGeneration")
 	assert.False(t, found, "not rolled out while a member lacks it")
 	events := tc.events()
-	assert.Contains(t, events[1], "Warning CreateInClusterFailed Applying Deployment ns/d in cluster c1 failed")
+	assert.Contains(t, strings.Join(events, "\n"), "Warning CreateInClusterFailed Applying Deployment ns/d in cluster c1 failed")
 
 	// The same failure again: the lister now holds the written status.
 	require.NoError(t, tc.indexer.Update(writes[0]))

@@ -38,6 +38,9 @@ type Options struct {
 	// StatusPeriod re-reads the members' status of types that bring some
 	// back from what is not watched (a Service's endpoints).
 	StatusPeriod time.Duration
+	// UnschedulableWindow is how long a workload's pods stay unschedulable
+	// in a member before they lower its capacity there.
+	UnschedulableWindow time.Duration
 }
 
 // Members is what a sync controller needs of the member clusters.
@@ -66,6 +69,9 @@ type Controller struct {
 	queue    workqueue.TypedRateLimitingInterface[string]
 	recorder record.EventRecorder
 	opts     Options
+	// capacity bounds divided workloads by what members can schedule; nil
+	// when not estimated.
+	capacity Capacity
 
 	mu stdsync.Mutex
 	// applied holds, per cluster/key, the version of the member copy our

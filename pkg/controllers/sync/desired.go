@@ -22,7 +22,7 @@ const (
 )
 
 // notTravelling are annotations of the federated object kept from members.
-var notTravelling = map[string]bool{ServiceIngressesAnnotation: true, HashAnnotation: true}
+var notTravelling = map[string]bool{ServiceIngressesAnnotation: true, HashAnnotation: true, PlanAnnotation: true}
 
 // Desired returns what is applied to members for fed: name, namespace,
 // labels (with the federation's label), annotations (with the hash) and the
@@ -57,6 +57,15 @@ func Desired(a *Adapter, fed *unstructured.Unstructured, federation string) (*un
 	for _, f := range a.Fields {
 		if v, ok := src.Object[f]; ok && v != nil {
 			out.Object[f] = v
+		}
+	}
+	if a.Replicas != nil {
+		// The pods carry the label too, so that members' unschedulable pods
+		// of federated workloads can be watched without watching all pods.
+		if _, ok := out.Object["spec"].(map[string]any); ok {
+			if err := unstructured.SetNestedField(out.Object, federation, "spec", "template", "metadata", "labels", membercluster.FederationLabel); err != nil {
+				return nil, "", err
+			}
 		}
 	}
 	hash, err := hashOf(out)

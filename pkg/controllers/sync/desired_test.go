@@ -116,7 +116,7 @@ metadata:
 spec:
   template:
     metadata:
-      labels: {app: j}
+      labels: {app: j, federation.kubernetes.io/federation-name: fed}
     spec: {restartPolicy: Never}`,
 		},
 	} {

@@ -89,6 +89,20 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", c.adapter.Kind, key, err)
 	}
+	// Each cluster gets its own desired object when the workload is divided.
+	hashes := map[string]string{}
+	desiredIn := func(string) (*unstructured.Unstructured, string, error) { return desired, hash, nil }
+	var planned *condition
+	if c.adapter.Replicas != nil {
+		var plan ReplicaPlan
+		if fed, plan, planned, err = c.planReplicas(ctx, fed, placed); err != nil {
+			return err
+		}
+		hpa := hpaClusters(fed.GetAnnotations())
+		desiredIn = func(cluster string) (*unstructured.Unstructured, string, error) {
+			return DesiredFor(desired, plan, cluster, hpa[cluster])
+		}
+	}
 
 	var (
 		mu      stdsync.Mutex
@@ -97,10 +111,15 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 		results []Member
 	)
 	for _, cl := range clusters {
+		d, h, err := desiredIn(cl.Name)
+		if err != nil {
+			return fmt.Errorf("%s %s in cluster %s: %w", c.adapter.Kind, key, cl.Name, err)
+		}
+		hashes[cl.Name] = h
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			memberCopy, err := c.syncCluster(ctx, cl.Name, fed, desired, hash, placed[cl.Name])
+			memberCopy, err := c.syncCluster(ctx, cl.Name, fed, d, h, placed[cl.Name])
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -117,12 +136,12 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 		c.observeChange(key)
 	}
 	if c.adapter.Status != nil {
-		rolled := len(errs) == 0 && Rolled(placed, results, hash)
+		rolled := len(errs) == 0 && Rolled(placed, results, hashes)
 		var failures []string
 		for _, err := range errs {
 			failures = append(failures, err.Error())
 		}
-		if err := c.writeStatus(ctx, fed, results, rolled, failures); err != nil {
+		if err := c.writeStatus(ctx, fed, results, rolled, failures, planned); err != nil {
 			errs = append(errs, err)
 		}
 		if c.opts.StatusPeriod > 0 && c.adapter.Endpoints {
@@ -133,11 +152,11 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 }
 
 // Rolled reports whether every placed cluster holds the object as last
-// applied (hash) and its controllers observed that generation.
-func Rolled(placed map[string]bool, members []Member, hash string) bool {
+// applied (its hash in hashes) and its controllers observed that generation.
+func Rolled(placed map[string]bool, members []Member, hashes map[string]string) bool {
 	current := 0
 	for _, m := range members {
-		if !placed[m.Cluster] || m.Object.GetAnnotations()[HashAnnotation] != hash {
+		if !placed[m.Cluster] || m.Object.GetAnnotations()[HashAnnotation] != hashes[m.Cluster] {
 			continue
 		}
 		observed, _, _ := unstructured.NestedInt64(m.Object.Object, "status", "observedGeneration")

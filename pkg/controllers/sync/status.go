@@ -2,7 +2,11 @@ package sync
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -25,9 +29,25 @@ func sumStatus(members []Member, fields ...string) map[string]any {
 	return status
 }
 
-// replicasStatus sums a Deployment's or ReplicaSet's replica counts.
-func replicasStatus(members []Member) (map[string]any, map[string]string) {
-	return sumStatus(members, "replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "fullyLabeledReplicas"), nil
+// deploymentStatus sums a Deployment's replica counts and derives its
+// Available and Progressing conditions from the members'.
+func deploymentStatus(members []Member) (map[string]any, map[string]string) {
+	status := sumStatus(members, "replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas")
+	var conditions []any
+	for _, t := range []string{"Available", "Progressing"} {
+		if c := memberCondition(members, t); c != nil {
+			conditions = append(conditions, c)
+		}
+	}
+	if len(conditions) > 0 {
+		status["conditions"] = conditions
+	}
+	return status, nil
+}
+
+// replicaSetStatus sums a ReplicaSet's replica counts.
+func replicaSetStatus(members []Member) (map[string]any, map[string]string) {
+	return sumStatus(members, "replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas"), nil
 }
 
 // daemonSetStatus sums a DaemonSet's counts.
@@ -36,10 +56,11 @@ func daemonSetStatus(members []Member) (map[string]any, map[string]string) {
 		"numberReady", "numberAvailable", "numberUnavailable", "updatedNumberScheduled"), nil
 }
 
-// jobStatus sums a Job's pods; startTime is the earliest, completionTime the
-// latest once every member completed.
+// jobStatus sums a Job's pods; startTime is the earliest. The Job is
+// complete (SuccessCriteriaMet and Complete, completionTime the latest)
+// only once every member's part completed.
 func jobStatus(members []Member) (map[string]any, map[string]string) {
-	status := sumStatus(members, "active", "succeeded", "failed")
+	status := sumStatus(members, "active", "ready", "succeeded", "failed")
 	start, end, complete := "", "", len(members) > 0
 	for _, m := range members {
 		s, _, _ := unstructured.NestedString(m.Object.Object, "status", "startTime")
@@ -47,7 +68,7 @@ func jobStatus(members []Member) (map[string]any, map[string]string) {
 			start = s
 		}
 		c, _, _ := unstructured.NestedString(m.Object.Object, "status", "completionTime")
-		if c == "" {
+		if c == "" || conditionOf(m.Object, "Complete")["status"] != "True" {
 			complete = false
 		} else if c > end {
 			end = c
@@ -56,13 +77,90 @@ func jobStatus(members []Member) (map[string]any, map[string]string) {
 	if start != "" {
 		status["startTime"] = start
 	}
-	if complete && end != "" {
+	if complete && end != "" && start != "" {
 		status["completionTime"] = end
+		var conditions []any
+		for _, t := range []string{"SuccessCriteriaMet", "Complete"} {
+			conditions = append(conditions, map[string]any{"type": t, "status": "True", "reason": "CompletionsReached",
+				"message":       fmt.Sprintf("Reached the expected number of succeeded pods in all %d member clusters", len(members)),
+				"lastProbeTime": end, "lastTransitionTime": end})
+		}
+		status["conditions"] = conditions
 	}
 	return status, nil
 }
 
-// hpaStatus sums current and desired replicas.
+// conditionOf returns a member copy's condition of type t, or nil.
+func conditionOf(obj *unstructured.Unstructured, t string) map[string]any {
+	conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conditions {
+		if m, ok := c.(map[string]any); ok && m["type"] == t {
+			return m
+		}
+	}
+	return nil
+}
+
+// memberCondition derives a condition of type t from the members' (in
+// cluster order): True when every member that reports it has it True,
+// else the first member's that does not, with the cluster named. Its times
+// are the members' latest, so that the result changes only when theirs do.
+// nil when no member reports it.
+func memberCondition(members []Member, t string) map[string]any {
+	var (
+		trues    []map[string]any
+		notTrue  map[string]any
+		notFrom  string
+		updated  string
+		changed  string
+		reasons  = map[any]bool{}
+		clusters = slices.SortedFunc(slices.Values(members), func(a, b Member) int { return strings.Compare(a.Cluster, b.Cluster) })
+	)
+	for _, m := range clusters {
+		c := conditionOf(m.Object, t)
+		if c == nil {
+			continue
+		}
+		for _, f := range []struct {
+			key  string
+			last *string
+		}{{"lastUpdateTime", &updated}, {"lastProbeTime", &updated}, {"lastTransitionTime", &changed}} {
+			if v, _ := c[f.key].(string); v > *f.last {
+				*f.last = v
+			}
+		}
+		if c["status"] == "True" {
+			trues = append(trues, c)
+			reasons[c["reason"]] = true
+		} else if notTrue == nil {
+			notTrue, notFrom = c, m.Cluster
+		}
+	}
+	out := map[string]any{"type": t}
+	switch {
+	case notTrue != nil:
+		out["status"], out["reason"] = notTrue["status"], notTrue["reason"]
+		out["message"] = fmt.Sprintf("cluster %s: %v", notFrom, notTrue["message"])
+	case len(trues) > 0:
+		out["status"], out["reason"] = "True", trues[0]["reason"]
+		if len(reasons) > 1 {
+			out["reason"] = "MemberClusters" + t
+		}
+		out["message"] = fmt.Sprintf("%s in all %d member clusters", t, len(trues))
+	default:
+		return nil
+	}
+	if updated != "" {
+		out["lastUpdateTime"] = updated
+	}
+	if changed != "" {
+		out["lastTransitionTime"] = changed
+	}
+	return out
+}
+
+// hpaStatus sums current and desired replicas; each metric's current
+// utilisation is the members' average weighted by their current replicas.
 func hpaStatus(members []Member) (map[string]any, map[string]string) {
 	status := sumStatus(members, "currentReplicas")
 	var desired int64
@@ -71,7 +169,41 @@ func hpaStatus(members []Member) (map[string]any, map[string]string) {
 		desired += v
 	}
 	status["desiredReplicas"] = desired
+	if metrics := weightedMetrics(members); len(metrics) > 0 {
+		status["currentMetrics"] = metrics
+	}
 	return status, nil
+}
+
+// weightedMetrics averages the resource utilisation metrics of the
+// members' status.currentMetrics (autoscaling/v2) by current replicas.
+func weightedMetrics(members []Member) []any {
+	type sum struct{ weighted, replicas int64 }
+	sums := map[string]*sum{}
+	for _, m := range members {
+		replicas, _, _ := unstructured.NestedInt64(m.Object.Object, "status", "currentReplicas")
+		metrics, _, _ := unstructured.NestedSlice(m.Object.Object, "status", "currentMetrics")
+		for _, raw := range metrics {
+			metric, _ := raw.(map[string]any)
+			name, _, _ := unstructured.NestedString(metric, "resource", "name")
+			util, found, _ := unstructured.NestedInt64(metric, "resource", "current", "averageUtilization")
+			if metric["type"] != "Resource" || name == "" || !found || replicas == 0 {
+				continue
+			}
+			if sums[name] == nil {
+				sums[name] = &sum{}
+			}
+			sums[name].weighted += util * replicas
+			sums[name].replicas += replicas
+		}
+	}
+	var out []any
+	for _, name := range slices.Sorted(maps.Keys(sums)) {
+		s := sums[name]
+		out = append(out, map[string]any{"type": "Resource", "resource": map[string]any{
+			"name": name, "current": map[string]any{"averageUtilization": s.weighted / s.replicas}}})
+	}
+	return out
 }
 
 // loadBalancerIngress returns a member's status.loadBalancer.ingress.

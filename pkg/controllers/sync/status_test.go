@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -53,20 +54,83 @@ func TestCountersAreSummed(t *testing.T) {
 		withStatus("c1", 1, nil, map[string]any{"replicas": int64(2), "readyReplicas": int64(1), "availableReplicas": int64(1), "updatedReplicas": int64(2)}),
 		withStatus("c2", 1, nil, map[string]any{"replicas": int64(3), "readyReplicas": int64(3), "availableReplicas": int64(3), "updatedReplicas": int64(3)}),
 	}
-	status, _ := replicasStatus(members)
-	assert.Equal(t, map[string]any{"replicas": int64(5), "readyReplicas": int64(4), "availableReplicas": int64(4), "updatedReplicas": int64(5)}, status)
+	members[0].Object.Object["status"].(map[string]any)["unavailableReplicas"] = int64(1)
+	status, _ := deploymentStatus(members)
+	assert.Equal(t, map[string]any{"replicas": int64(5), "readyReplicas": int64(4), "availableReplicas": int64(4), "updatedReplicas": int64(5),
+		"unavailableReplicas": int64(1)}, status)
+	status, _ = replicaSetStatus(members)
+	assert.Equal(t, map[string]any{"replicas": int64(5), "readyReplicas": int64(4), "availableReplicas": int64(4)}, status,
+		"a ReplicaSet's status has no unavailableReplicas")
+}
+
+func cond(t, status, reason, changed string) map[string]any {
+	return map[string]any{"type": t, "status": status, "reason": reason, "message": reason + " here",
+		"lastUpdateTime": changed, "lastTransitionTime": changed}
+}
+
+func TestDeploymentConditionsComeFromTheMembers(t *testing.T) {
+	member := func(cluster string, conditions ...any) Member {
+		return withStatus(cluster, 1, nil, map[string]any{"conditions": conditions})
+	}
+	available := func(at string) map[string]any { return cond("Available", "True", "MinimumReplicasAvailable", at) }
+	progressing := func(at string) map[string]any { return cond("Progressing", "True", "NewReplicaSetAvailable", at) }
+
+	status, _ := deploymentStatus([]Member{
+		member("c2", available("2026-01-01T00:00:02Z"), progressing("2026-01-01T00:00:05Z")),
+		member("c1", available("2026-01-01T00:00:03Z"), progressing("2026-01-01T00:00:01Z")),
+	})
+	assert.Equal(t, []any{
+		map[string]any{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "message": "Available in all 2 member clusters",
+			"lastUpdateTime": "2026-01-01T00:00:03Z", "lastTransitionTime": "2026-01-01T00:00:03Z"},
+		map[string]any{"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable", "message": "Progressing in all 2 member clusters",
+			"lastUpdateTime": "2026-01-01T00:00:05Z", "lastTransitionTime": "2026-01-01T00:00:05Z"},
+	}, status["conditions"], "True everywhere, with the latest times")
+
+	stuck := cond("Progressing", "False", "ProgressDeadlineExceeded", "2026-01-01T00:10:00Z")
+	status, _ = deploymentStatus([]Member{
+		member("c1", available("2026-01-01T00:00:03Z"), progressing("2026-01-01T00:00:01Z")),
+		member("c3", available("2026-01-01T00:00:02Z"), stuck),
+	})
+	p := status["conditions"].([]any)[1].(map[string]any)
+	assert.Equal(t, "False", p["status"])
+	assert.Equal(t, "ProgressDeadlineExceeded", p["reason"], "what kubectl rollout status looks for")
+	assert.Equal(t, "cluster c3: ProgressDeadlineExceeded here", p["message"])
+
+	status, _ = deploymentStatus([]Member{member("c1")})
+	assert.NotContains(t, status, "conditions", "no member reports any yet")
+}
+
+func TestHPAUtilisationIsWeightedByReplicas(t *testing.T) {
+	cpu := func(util int64) []any {
+		return []any{map[string]any{"type": "Resource", "resource": map[string]any{"name": "cpu", "current": map[string]any{"averageUtilization": util}}}}
+	}
+	status, _ := hpaStatus([]Member{
+		withStatus("c1", 1, nil, map[string]any{"currentReplicas": int64(1), "desiredReplicas": int64(2), "currentMetrics": cpu(80)}),
+		withStatus("c2", 1, nil, map[string]any{"currentReplicas": int64(3), "desiredReplicas": int64(3), "currentMetrics": cpu(40)}),
+	})
+	assert.Equal(t, int64(4), status["currentReplicas"])
+	assert.Equal(t, int64(5), status["desiredReplicas"])
+	assert.Equal(t, cpu(50), status["currentMetrics"], "(80*1 + 40*3) / 4")
 }
 
 func TestJobStatus(t *testing.T) {
+	complete := []any{cond("Complete", "True", "CompletionsReached", "2026-01-01T00:01:00Z")}
 	done := []Member{
-		withStatus("c1", 1, nil, map[string]any{"succeeded": int64(1), "startTime": "2026-01-01T00:00:05Z", "completionTime": "2026-01-01T00:01:00Z"}),
-		withStatus("c2", 1, nil, map[string]any{"succeeded": int64(2), "failed": int64(1), "startTime": "2026-01-01T00:00:01Z", "completionTime": "2026-01-01T00:02:00Z"}),
+		withStatus("c1", 1, nil, map[string]any{"succeeded": int64(1), "startTime": "2026-01-01T00:00:05Z", "completionTime": "2026-01-01T00:01:00Z", "conditions": complete}),
+		withStatus("c2", 1, nil, map[string]any{"succeeded": int64(2), "failed": int64(1), "startTime": "2026-01-01T00:00:01Z", "completionTime": "2026-01-01T00:02:00Z", "conditions": complete}),
 	}
 	status, _ := jobStatus(done)
+	conditions := status["conditions"].([]any)
+	delete(status, "conditions")
 	assert.Equal(t, map[string]any{"succeeded": int64(3), "failed": int64(1), "startTime": "2026-01-01T00:00:01Z", "completionTime": "2026-01-01T00:02:00Z"}, status)
+	require.Len(t, conditions, 2)
+	assert.Equal(t, "SuccessCriteriaMet", conditions[0].(map[string]any)["type"], "the apiserver wants it before Complete")
+	assert.Equal(t, "Complete", conditions[1].(map[string]any)["type"])
+	assert.Equal(t, "True", conditions[1].(map[string]any)["status"])
 	running := append(done, withStatus("c3", 1, nil, map[string]any{"active": int64(1), "startTime": "2026-01-01T00:00:03Z"}))
 	status, _ = jobStatus(running)
 	assert.NotContains(t, status, "completionTime", "not complete while a member runs")
+	assert.NotContains(t, status, "conditions")
 	assert.Equal(t, int64(1), status["active"])
 }
 
@@ -87,7 +151,7 @@ func TestRolled(t *testing.T) {
 		{"copies where not placed do not count", []Member{withStatus("c1", 2, cur, observed(2)), withStatus("c9", 1, cur, observed(1))}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, Rolled(placed, tt.members, "h"))
+			assert.Equal(t, tt.want, Rolled(placed, tt.members, map[string]string{"c1": "h", "c2": "h", "c9": "h"}))
 		})
 	}
 }

@@ -16,7 +16,8 @@ import (
 // writing only what changed. rolled says every selected member holds and
 // observed the current object.
 // failures are the members' errors, for the Propagated condition.
-func (c *Controller) writeStatus(ctx context.Context, fed *unstructured.Unstructured, members []Member, rolled bool, failures []string) error {
+// planned is the ReplicasPlaced condition of a divided workload, or nil.
+func (c *Controller) writeStatus(ctx context.Context, fed *unstructured.Unstructured, members []Member, rolled bool, failures []string, planned *condition) error {
 	if c.adapter.Endpoints {
 		for i := range members {
 			members[i].ReadyEndpoints = c.readyEndpoints(ctx, members[i])
@@ -59,8 +60,18 @@ func (c *Controller) writeStatus(ctx context.Context, fed *unstructured.Unstruct
 			status["observedGeneration"] = observed
 		}
 	}
+	for _, f := range c.adapter.KeptStatus {
+		if v, ok := current[f]; ok {
+			status[f] = v
+		}
+	}
 	if c.adapter.Conditions {
-		status["conditions"] = []any{propagated(current, failures, time.Now())}
+		conditions, _ := status["conditions"].([]any)
+		conditions = append(conditions, propagated(current, failures, time.Now()))
+		if planned != nil {
+			conditions = append(conditions, planned.keep(current, time.Now()))
+		}
+		status["conditions"] = conditions
 	}
 	if sameJSON(current, status) {
 		return nil

@@ -3,6 +3,8 @@ package sync
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/federation-v1/federation/pkg/replicapreferences"
 )
 
 func gvr(group, version, resource string) schema.GroupVersionResource {
@@ -19,15 +21,19 @@ var Adapters = []*Adapter{
 	{Name: "services", Resource: gvr("", "v1", "services"), Kind: "Service", Namespaced: true,
 		Fields: []string{"spec"}, Prune: pruneService, Status: serviceStatus, Endpoints: true},
 	{Name: "deployments", Resource: gvr("apps", "v1", "deployments"), Kind: "Deployment", Namespaced: true,
-		Fields: []string{"spec"}, Status: replicasStatus, ObservedGeneration: true, Conditions: true},
+		Fields: []string{"spec"}, Status: deploymentStatus, ObservedGeneration: true, Conditions: true,
+		Replicas: &ReplicaFields{Annotation: replicapreferences.DeploymentAnnotation, Fields: []string{"replicas"}}},
 	{Name: "replicasets", Resource: gvr("apps", "v1", "replicasets"), Kind: "ReplicaSet", Namespaced: true,
-		Fields: []string{"spec"}, Status: replicasStatus, ObservedGeneration: true, Conditions: true},
+		Fields: []string{"spec"}, Status: replicaSetStatus, ObservedGeneration: true, Conditions: true,
+		Replicas: &ReplicaFields{Annotation: replicapreferences.ReplicaSetAnnotation, Fields: []string{"replicas"}}},
 	{Name: "daemonsets", Resource: gvr("apps", "v1", "daemonsets"), Kind: "DaemonSet", Namespaced: true,
 		Fields: []string{"spec"}, Status: daemonSetStatus, ObservedGeneration: true, Conditions: true},
 	{Name: "ingresses", Resource: gvr("networking.k8s.io", "v1", "ingresses"), Kind: "Ingress", Namespaced: true,
 		Fields: []string{"spec"}, Status: ingressStatus},
 	{Name: "jobs", Resource: gvr("batch", "v1", "jobs"), Kind: "Job", Namespaced: true,
-		Fields: []string{"spec"}, Prune: pruneJob, Status: jobStatus},
+		Fields: []string{"spec"}, Prune: pruneJob, Status: jobStatus, KeptStatus: []string{"startTime"},
+		Replicas: &ReplicaFields{Annotation: replicapreferences.JobAnnotation, Fields: []string{"parallelism", "completions"},
+			Fixed: map[string]bool{"completions": true}}},
 	{Name: "horizontalpodautoscalers", Resource: gvr("autoscaling", "v2", "horizontalpodautoscalers"), Kind: "HorizontalPodAutoscaler",
 		Namespaced: true, Fields: []string{"spec"}, Status: hpaStatus},
 }

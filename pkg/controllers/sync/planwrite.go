@@ -1,0 +1,95 @@
+package sync
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/federation-v1/federation/pkg/capacity"
+)
+
+// Event reasons and the condition of divided workloads.
+const (
+	ReasonReplicasPlanned    = "ReplicasPlanned"
+	ReasonReplicasUnplaced   = "ReplicasUnplaced"
+	ReasonBadPreferences     = "InvalidReplicaPreferences"
+	ReplicasPlacedCondition  = "ReplicasPlaced"
+	replicasUnplacedCondText = "replicas fit no cluster: every weight is 0, or every cluster is at its maxReplicas"
+)
+
+// Capacity estimates what a member can run of a workload (see package
+// capacity); nil in a controller means no estimates.
+type Capacity interface {
+	Capacity(cluster string, w capacity.Workload, replicas int64) (int64, bool)
+	Subscribe(kind string, enqueue func(key string))
+}
+
+// SetCapacity makes the controller bound clusters by the estimates, and
+// re-plan a workload when its estimate may have changed.
+func (c *Controller) SetCapacity(e Capacity) {
+	c.capacity = e
+	e.Subscribe(c.adapter.Kind, func(key string) { c.queue.Add(key) })
+}
+
+// planReplicas makes the plan of a divided workload over the placed
+// clusters, records it in the plan annotation with an event when it
+// changed, and returns the (possibly updated) object, the plan and the
+// ReplicasPlaced condition.
+func (c *Controller) planReplicas(ctx context.Context, fed *unstructured.Unstructured, placed map[string]bool) (*unstructured.Unstructured, ReplicaPlan, *condition, error) {
+	ns, name := fed.GetNamespace(), fed.GetName()
+	what := fmt.Sprintf("%s %s", c.adapter.Kind, key(ns, name))
+	in := PlanInput{Fed: fed, Clusters: slices.Sorted(maps.Keys(placed)), Members: map[string]*unstructured.Unstructured{}}
+	for _, cl := range in.Clusters {
+		if m, ok := c.members.Get(cl, c.adapter.Resource, ns, name); ok {
+			in.Members[cl] = m
+		}
+	}
+	if c.capacity != nil {
+		w := capacity.Workload{Kind: c.adapter.Kind, Namespace: ns, Name: name}
+		in.Capacity = func(cluster string, replicas int64) (int64, bool) { return c.capacity.Capacity(cluster, w, replicas) }
+	}
+	res := PlanReplicas(c.adapter.Replicas, in)
+	if res.BadPreferences != nil {
+		c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonBadPreferences, "%s: %v; spreading evenly instead", what, res.BadPreferences)
+	}
+	cond := &condition{Type: ReplicasPlacedCondition, Status: "True", Reason: "Placed", Message: "every replica has a cluster: " + res.Plan.String()}
+	if len(res.Unplaced) > 0 {
+		var total int64
+		for _, n := range res.Unplaced {
+			total += n
+		}
+		cond.Status, cond.Reason = "False", ReasonReplicasUnplaced
+		cond.Message = fmt.Sprintf("%d %s (plan: %s)", total, replicasUnplacedCondText, res.Plan.String())
+	}
+
+	previous := parsePlan(fed.GetAnnotations())
+	value := res.Plan.encode()
+	if fed.GetAnnotations()[PlanAnnotation] == value {
+		return fed, res.Plan, cond, nil
+	}
+	updated := fed.DeepCopy()
+	annotations := updated.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[PlanAnnotation] = value
+	updated.SetAnnotations(annotations)
+	updated, err := c.resource(ns).Update(ctx, updated, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("writing the replica plan of %s: %w", what, err)
+	}
+	was := "none"
+	if previous != nil {
+		was = previous.String()
+	}
+	c.recorder.Eventf(updated, corev1.EventTypeNormal, ReasonReplicasPlanned, "Replica plan: %s (was: %s)", res.Plan.String(), was)
+	if len(res.Unplaced) > 0 {
+		c.recorder.Eventf(updated, corev1.EventTypeWarning, ReasonReplicasUnplaced, "%s", cond.Message)
+	}
+	return updated, res.Plan, cond, nil
+}

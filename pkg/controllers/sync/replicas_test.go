@@ -1,0 +1,135 @@
+package sync
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func workload(kind string, spec map[string]any, annotations map[string]string) *unstructured.Unstructured {
+	o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": kind, "spec": spec}}
+	o.SetName("web")
+	o.SetNamespace("ns")
+	o.SetAnnotations(annotations)
+	return o
+}
+
+func TestPlanReplicas(t *testing.T) {
+	three := []string{"cluster1", "cluster2", "cluster3"}
+	deployments := adapter("deployments").Replicas
+	for _, tt := range []struct {
+		name        string
+		replicas    int64
+		annotations map[string]string
+		clusters    []string
+		capacity    map[string]int64
+		want        map[string]int64
+		unplaced    int64
+	}{
+		{name: "no preferences: even", replicas: 9, clusters: three,
+			want: map[string]int64{"cluster1": 3, "cluster2": 3, "cluster3": 3}},
+		{name: "weights", replicas: 6, clusters: three,
+			annotations: map[string]string{deployments.Annotation: `{"clusters":{"cluster2":{"weight":1},"cluster3":{"weight":2}}}`},
+			want:        map[string]int64{"cluster1": 0, "cluster2": 2, "cluster3": 4}},
+		{name: "minimums", replicas: 8, clusters: three,
+			annotations: map[string]string{deployments.Annotation: `{"clusters":{"cluster1":{"weight":100},"cluster2":{"minReplicas":3},"cluster3":{"minReplicas":4}}}`},
+			want:        map[string]int64{"cluster1": 1, "cluster2": 3, "cluster3": 4}},
+		{name: "only Ready clusters take part", replicas: 9, clusters: []string{"cluster1", "cluster2"},
+			want: map[string]int64{"cluster1": 4, "cluster2": 5}},
+		{name: "without rebalance a cluster that was away gets nothing back", replicas: 9, clusters: three,
+			annotations: map[string]string{PlanAnnotation: `{"replicas":{"cluster1":5,"cluster2":4}}`},
+			want:        map[string]int64{"cluster1": 5, "cluster2": 4, "cluster3": 0}},
+		{name: "with rebalance it does", replicas: 9, clusters: three,
+			annotations: map[string]string{PlanAnnotation: `{"replicas":{"cluster1":5,"cluster2":4}}`,
+				deployments.Annotation: `{"rebalance":true,"clusters":{"*":{"weight":1}}}`},
+			want: map[string]int64{"cluster1": 3, "cluster2": 3, "cluster3": 3}},
+		{name: "capacity sends the surplus elsewhere", replicas: 15, clusters: three,
+			annotations: map[string]string{PlanAnnotation: `{"replicas":{"cluster1":3,"cluster2":3,"cluster3":3}}`},
+			capacity:    map[string]int64{"cluster2": 3},
+			want:        map[string]int64{"cluster1": 6, "cluster2": 3, "cluster3": 6}},
+		{name: "all weights zero leaves replicas unplaced", replicas: 4, clusters: three,
+			annotations: map[string]string{deployments.Annotation: `{"clusters":{"*":{"weight":0}}}`},
+			want:        map[string]int64{"cluster1": 0, "cluster2": 0, "cluster3": 0}, unplaced: 4},
+		{name: "unusable preferences: even", replicas: 3, clusters: three,
+			annotations: map[string]string{deployments.Annotation: `{"clusters":`},
+			want:        map[string]int64{"cluster1": 1, "cluster2": 1, "cluster3": 1}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := PlanInput{Fed: workload("Deployment", map[string]any{"replicas": tt.replicas}, tt.annotations), Clusters: tt.clusters}
+			if tt.capacity != nil {
+				in.Capacity = func(cluster string, _ int64) (int64, bool) {
+					n, ok := tt.capacity[cluster]
+					return n, ok
+				}
+			}
+			res := PlanReplicas(deployments, in)
+			assert.Equal(t, ReplicaPlan{"replicas": tt.want}, res.Plan)
+			assert.Equal(t, tt.unplaced, res.Unplaced["replicas"])
+			_, bad := tt.annotations[deployments.Annotation]
+			assert.Equal(t, bad && tt.name == "unusable preferences: even", res.BadPreferences != nil)
+		})
+	}
+}
+
+func TestPlanReplicasOfAJob(t *testing.T) {
+	jobs := adapter("jobs").Replicas
+	three := []string{"cluster1", "cluster2", "cluster3"}
+	res := PlanReplicas(jobs, PlanInput{Fed: workload("Job", map[string]any{"parallelism": int64(3), "completions": int64(6)}, nil), Clusters: three})
+	assert.Equal(t, ReplicaPlan{
+		"parallelism": {"cluster1": 1, "cluster2": 1, "cluster3": 1},
+		"completions": {"cluster1": 2, "cluster2": 2, "cluster3": 2},
+	}, res.Plan)
+
+	res = PlanReplicas(jobs, PlanInput{Fed: workload("Job", map[string]any{"parallelism": int64(1), "completions": int64(6)}, nil), Clusters: three})
+	assert.Equal(t, map[string]int64{"cluster1": 1, "cluster2": 1, "cluster3": 1}, res.Plan["parallelism"],
+		"every cluster with completions to run gets a pod at a time")
+
+	previous := map[string]string{PlanAnnotation: `{"completions":{"cluster1":2,"cluster2":2,"cluster3":2},"parallelism":{"cluster1":1,"cluster2":1,"cluster3":1}}`}
+	res = PlanReplicas(jobs, PlanInput{Fed: workload("Job", map[string]any{"parallelism": int64(3), "completions": int64(6)}, previous),
+		Clusters: []string{"cluster1", "cluster2"}})
+	assert.Equal(t, map[string]int64{"cluster1": 2, "cluster2": 2, "cluster3": 2}, res.Plan["completions"],
+		"completions are immutable in the members: divided once")
+	assert.Equal(t, int64(3), res.Plan["parallelism"]["cluster1"]+res.Plan["parallelism"]["cluster2"], "parallelism is re-planned")
+	assert.NotContains(t, res.Plan["parallelism"], "cluster3")
+}
+
+func TestDesiredForACluster(t *testing.T) {
+	fed := workload("Deployment", map[string]any{"replicas": int64(9), "template": map[string]any{}}, map[string]string{"note": "x"})
+	desired, _, err := Desired(adapter("deployments"), fed, "fed")
+	require.NoError(t, err)
+	plan := ReplicaPlan{"replicas": {"c1": 5, "c2": 4}}
+
+	d1, h1, err := DesiredFor(desired, plan, "c1", false)
+	require.NoError(t, err)
+	d2, h2, err := DesiredFor(desired, plan, "c2", false)
+	require.NoError(t, err)
+	d3, h3, err := DesiredFor(desired, plan, "c3", false)
+	require.NoError(t, err)
+	for d, want := range map[*unstructured.Unstructured]int64{d1: 5, d2: 4, d3: 0} {
+		n, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
+		assert.Equal(t, want, n)
+	}
+	assert.NotEqual(t, h1, h2, "the hash covers the cluster's count")
+	assert.NotEqual(t, h2, h3)
+	assert.Equal(t, h1, d1.GetAnnotations()[HashAnnotation])
+	assert.Equal(t, "x", d1.GetAnnotations()["note"])
+	label, _, _ := unstructured.NestedString(d1.Object, "spec", "template", "metadata", "labels", "federation.kubernetes.io/federation-name")
+	assert.Equal(t, "fed", label, "pods carry the federation's label")
+	again, hAgain, err := DesiredFor(desired, plan, "c1", false)
+	require.NoError(t, err)
+	assert.Equal(t, h1, hAgain)
+	assert.Equal(t, d1, again)
+
+	owned, _, err := DesiredFor(desired, plan, "c1", true)
+	require.NoError(t, err)
+	_, found, _ := unstructured.NestedInt64(owned.Object, "spec", "replicas")
+	assert.False(t, found, "the member's HPA owns the count")
+	assert.Equal(t, map[string]bool{"c1": true, "c2": true}, hpaClusters(map[string]string{HPATargetAnnotation: `{"Names":["c1","c2"]}`}))
+}
+
+func TestPlanString(t *testing.T) {
+	assert.Equal(t, "c1=3 c2=0", ReplicaPlan{"replicas": {"c2": 0, "c1": 3}}.String())
+	assert.Equal(t, "completions: c1=2; parallelism: c1=1", ReplicaPlan{"parallelism": {"c1": 1}, "completions": {"c1": 2}}.String())
+}
