@@ -28,9 +28,10 @@ type Adapter struct {
 	// set on it, from its members' copies; nil when the type brings nothing
 	// back. The status replaces the federated object's whole status.
 	Status func(members []Member) (status map[string]any, annotations map[string]string)
-	// KeptStatus are status fields kept once set: the federation apiserver
-	// refuses to change them (a Job's startTime).
-	KeptStatus []string
+	// Settle adjusts the status computed from the members to the current
+	// one where the federation apiserver refuses to go back (a Job's
+	// counters, startTime, completion), for example while a member is away.
+	Settle func(current, status map[string]any)
 	// Endpoints asks for Member.ReadyEndpoints to be filled (Services).
 	Endpoints bool
 	// ObservedGeneration sets status.observedGeneration to the federated
@@ -40,6 +41,9 @@ type Adapter struct {
 	// Replicas divides the type's replica counts over the clusters with the
 	// planner (workloads); nil for types copied whole to every cluster.
 	Replicas *ReplicaFields
+	// DividesHPA divides an HPA's min/max over the clusters that run its
+	// target, and marks the target so that members own its replica count.
+	DividesHPA bool
 	// Conditions sets the Propagated condition in status.conditions, which
 	// says which members failed (apps/v1 types, whose condition types are
 	// free).

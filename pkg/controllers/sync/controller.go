@@ -60,6 +60,8 @@ type Controller struct {
 	adapter *Adapter
 	// fed writes finalizers and status of federated objects.
 	fed dynamic.NamespaceableResourceInterface
+	// fedClient reaches the other federated types (an HPA's target).
+	fedClient dynamic.Interface
 	// lister and synced are the federation-side cache of the type.
 	lister cache.GenericLister
 	synced cache.InformerSynced
@@ -86,11 +88,12 @@ type Controller struct {
 func New(a *Adapter, fed dynamic.Interface, informer informers.GenericInformer, members Members,
 	recorder record.EventRecorder, opts Options) (*Controller, error) {
 	c := &Controller{
-		adapter: a,
-		fed:     fed.Resource(a.Resource),
-		lister:  informer.Lister(),
-		synced:  informer.Informer().HasSynced,
-		members: members,
+		adapter:   a,
+		fed:       fed.Resource(a.Resource),
+		fedClient: fed,
+		lister:    informer.Lister(),
+		synced:    informer.Informer().HasSynced,
+		members:   members,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "sync_" + a.Name}),
 		recorder:  recorder,

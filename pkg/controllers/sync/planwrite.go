@@ -67,10 +67,25 @@ func (c *Controller) planReplicas(ctx context.Context, fed *unstructured.Unstruc
 		cond.Message = fmt.Sprintf("%d %s (plan: %s)", total, replicasUnplacedCondText, res.Plan.String())
 	}
 
+	unplaced := cond
+	if len(res.Unplaced) == 0 {
+		unplaced = nil
+	}
+	updated, err := c.recordPlan(ctx, fed, res.Plan, unplaced)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return updated, res.Plan, cond, nil
+}
+
+// recordPlan writes a changed plan into the plan annotation, with an event
+// showing the old and new distribution (and a warning for what is
+// unplaced), and returns the updated object.
+func (c *Controller) recordPlan(ctx context.Context, fed *unstructured.Unstructured, plan ReplicaPlan, unplaced *condition) (*unstructured.Unstructured, error) {
 	previous := parsePlan(fed.GetAnnotations())
-	value := res.Plan.encode()
+	value := plan.encode()
 	if fed.GetAnnotations()[PlanAnnotation] == value {
-		return fed, res.Plan, cond, nil
+		return fed, nil
 	}
 	updated := fed.DeepCopy()
 	annotations := updated.GetAnnotations()
@@ -79,17 +94,17 @@ func (c *Controller) planReplicas(ctx context.Context, fed *unstructured.Unstruc
 	}
 	annotations[PlanAnnotation] = value
 	updated.SetAnnotations(annotations)
-	updated, err := c.resource(ns).Update(ctx, updated, metav1.UpdateOptions{})
+	updated, err := c.resource(fed.GetNamespace()).Update(ctx, updated, metav1.UpdateOptions{})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("writing the replica plan of %s: %w", what, err)
+		return nil, fmt.Errorf("writing the replica plan of %s %s: %w", c.adapter.Kind, key(fed.GetNamespace(), fed.GetName()), err)
 	}
 	was := "none"
 	if previous != nil {
 		was = previous.String()
 	}
-	c.recorder.Eventf(updated, corev1.EventTypeNormal, ReasonReplicasPlanned, "Replica plan: %s (was: %s)", res.Plan.String(), was)
-	if len(res.Unplaced) > 0 {
-		c.recorder.Eventf(updated, corev1.EventTypeWarning, ReasonReplicasUnplaced, "%s", cond.Message)
+	c.recorder.Eventf(updated, corev1.EventTypeNormal, ReasonReplicasPlanned, "Replica plan: %s (was: %s)", plan.String(), was)
+	if unplaced != nil {
+		c.recorder.Eventf(updated, corev1.EventTypeWarning, ReasonReplicasUnplaced, "%s", unplaced.Message)
 	}
-	return updated, res.Plan, cond, nil
+	return updated, nil
 }

@@ -64,6 +64,11 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	}
 	fed := obj.(*unstructured.Unstructured).DeepCopy()
 	if fed.GetDeletionTimestamp() != nil {
+		if c.adapter.DividesHPA {
+			if err := c.releaseTarget(ctx, fed); err != nil {
+				return err
+			}
+		}
 		return c.delete(ctx, fed)
 	}
 	if !slices.Contains(fed.GetFinalizers(), Finalizer) {
@@ -101,6 +106,17 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 		hpa := hpaClusters(fed.GetAnnotations())
 		desiredIn = func(cluster string) (*unstructured.Unstructured, string, error) {
 			return DesiredFor(desired, plan, cluster, hpa[cluster])
+		}
+	}
+	if c.adapter.DividesHPA {
+		var plan ReplicaPlan
+		if fed, placed, plan, err = c.planHPA(ctx, fed, placed); err != nil {
+			return err
+		}
+		if plan != nil {
+			desiredIn = func(cluster string) (*unstructured.Unstructured, string, error) {
+				return DesiredFor(desired, plan, cluster, false)
+			}
 		}
 	}
 

@@ -133,3 +133,21 @@ func TestPlanString(t *testing.T) {
 	assert.Equal(t, "c1=3 c2=0", ReplicaPlan{"replicas": {"c2": 0, "c1": 3}}.String())
 	assert.Equal(t, "completions: c1=2; parallelism: c1=1", ReplicaPlan{"parallelism": {"c1": 1}, "completions": {"c1": 2}}.String())
 }
+
+func TestDivideHPA(t *testing.T) {
+	hpa := func(minReplicas, maxReplicas int64) *unstructured.Unstructured {
+		return workload("HorizontalPodAutoscaler", map[string]any{"minReplicas": minReplicas, "maxReplicas": maxReplicas}, nil)
+	}
+	placed := map[string]bool{"c1": true, "c2": true, "c3": true}
+	target := workload("Deployment", map[string]any{"replicas": int64(6)}, map[string]string{PlanAnnotation: `{"replicas":{"c1":3,"c2":3,"c3":0}}`})
+	assert.Equal(t, ReplicaPlan{"minReplicas": {"c1": 2, "c2": 2}, "maxReplicas": {"c1": 5, "c2": 5}}, DivideHPA(hpa(4, 10), target, placed),
+		"only where the target runs")
+
+	plain := workload("Deployment", map[string]any{"replicas": int64(6)}, nil)
+	plan := DivideHPA(hpa(1, 2), plain, placed)
+	assert.Len(t, plan["maxReplicas"], 2, "a cluster whose maximum would be 0 gets no HPA")
+	for c, n := range plan["minReplicas"] {
+		assert.Equal(t, int64(1), n, "an HPA's minimum is at least 1 (%s)", c)
+		assert.Equal(t, int64(1), plan["maxReplicas"][c])
+	}
+}

@@ -90,6 +90,31 @@ func jobStatus(members []Member) (map[string]any, map[string]string) {
 	return status, nil
 }
 
+// settleJob keeps what the apiserver does not let a Job's status undo:
+// a finished Job's status is final, startTime stays once set, and the
+// succeeded and failed counters never decrease (a member that is away
+// still ran its pods).
+func settleJob(current, status map[string]any) {
+	conditions, _ := current["conditions"].([]any)
+	for _, c := range conditions {
+		if m, ok := c.(map[string]any); ok && (m["type"] == "Complete" || m["type"] == "Failed") && m["status"] == "True" {
+			clear(status)
+			maps.Copy(status, current)
+			return
+		}
+	}
+	if v, ok := current["startTime"]; ok {
+		status["startTime"] = v
+	}
+	for _, f := range []string{"succeeded", "failed"} {
+		had, _, _ := unstructured.NestedInt64(current, f)
+		now, _, _ := unstructured.NestedInt64(status, f)
+		if had > now {
+			status[f] = had
+		}
+	}
+}
+
 // conditionOf returns a member copy's condition of type t, or nil.
 func conditionOf(obj *unstructured.Unstructured, t string) map[string]any {
 	conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")

@@ -155,3 +155,16 @@ func TestRolled(t *testing.T) {
 		})
 	}
 }
+
+func TestJobStatusNeverGoesBack(t *testing.T) {
+	status := map[string]any{"succeeded": int64(4), "active": int64(1), "startTime": "2026-01-01T00:00:09Z"}
+	settleJob(map[string]any{"succeeded": int64(6), "failed": int64(1), "startTime": "2026-01-01T00:00:05Z"}, status)
+	assert.Equal(t, map[string]any{"succeeded": int64(6), "failed": int64(1), "active": int64(1), "startTime": "2026-01-01T00:00:05Z"}, status,
+		"a member away does not take its pods back")
+
+	done := map[string]any{"succeeded": int64(6), "completionTime": "2026-01-01T00:02:00Z",
+		"conditions": []any{cond("Complete", "True", "CompletionsReached", "2026-01-01T00:02:00Z")}}
+	status = map[string]any{"succeeded": int64(4), "active": int64(2)}
+	settleJob(done, status)
+	assert.Equal(t, done, status, "a finished Job's status is final")
+}

@@ -60,10 +60,8 @@ func (c *Controller) writeStatus(ctx context.Context, fed *unstructured.Unstruct
 			status["observedGeneration"] = observed
 		}
 	}
-	for _, f := range c.adapter.KeptStatus {
-		if v, ok := current[f]; ok {
-			status[f] = v
-		}
+	if c.adapter.Settle != nil {
+		c.adapter.Settle(current, status)
 	}
 	if c.adapter.Conditions {
 		conditions, _ := status["conditions"].([]any)

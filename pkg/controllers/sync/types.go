@@ -31,11 +31,11 @@ var Adapters = []*Adapter{
 	{Name: "ingresses", Resource: gvr("networking.k8s.io", "v1", "ingresses"), Kind: "Ingress", Namespaced: true,
 		Fields: []string{"spec"}, Status: ingressStatus},
 	{Name: "jobs", Resource: gvr("batch", "v1", "jobs"), Kind: "Job", Namespaced: true,
-		Fields: []string{"spec"}, Prune: pruneJob, Status: jobStatus, KeptStatus: []string{"startTime"},
+		Fields: []string{"spec"}, Prune: pruneJob, Status: jobStatus, Settle: settleJob,
 		Replicas: &ReplicaFields{Annotation: replicapreferences.JobAnnotation, Fields: []string{"parallelism", "completions"},
 			Fixed: map[string]bool{"completions": true}}},
 	{Name: "horizontalpodautoscalers", Resource: gvr("autoscaling", "v2", "horizontalpodautoscalers"), Kind: "HorizontalPodAutoscaler",
-		Namespaced: true, Fields: []string{"spec"}, Status: hpaStatus},
+		Namespaced: true, Fields: []string{"spec"}, Status: hpaStatus, DividesHPA: true},
 }
 
 // pruneService keeps the member's own allocations: cluster IPs, node ports,

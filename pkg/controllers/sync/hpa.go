@@ -1,0 +1,138 @@
+package sync
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/federation-v1/federation/pkg/planner"
+)
+
+// hpaTargets are the kinds whose replicas a federated HPA divides.
+var hpaTargets = map[string]schema.GroupVersionResource{
+	"Deployment": gvr("apps", "v1", "deployments"),
+	"ReplicaSet": gvr("apps", "v1", "replicasets"),
+}
+
+// DivideHPA divides a federated HPA's minReplicas and maxReplicas over
+// the clusters that run its target (running: the target's plan gives them
+// replicas; all of placed when the target has no plan). As in v1, maxReplicas
+// is spread evenly and a cluster whose share is 0 gets no HPA; minReplicas
+// is spread evenly over the rest, each at least 1 and at most its maximum.
+func DivideHPA(hpa, target *unstructured.Unstructured, placed map[string]bool) ReplicaPlan {
+	running := parsePlan(target.GetAnnotations())["replicas"]
+	var clusters []string
+	for _, c := range slices.Sorted(maps.Keys(placed)) {
+		if running == nil || running[c] > 0 {
+			clusters = append(clusters, c)
+		}
+	}
+	maxTotal, _, _ := unstructured.NestedInt64(hpa.Object, "spec", "maxReplicas")
+	minTotal, found, _ := unstructured.NestedInt64(hpa.Object, "spec", "minReplicas")
+	if !found {
+		minTotal = 1
+	}
+	even := planner.Preferences{Rebalance: true, Clusters: map[string]planner.ClusterPreference{planner.Wildcard: {Weight: 1}}}
+	key := key(hpa.GetNamespace(), hpa.GetName())
+	maxes := even.Plan(planner.Input{Replicas: maxTotal, Clusters: clusters, Key: key}).Desired()
+	var with []string
+	for _, c := range clusters {
+		if maxes[c] > 0 {
+			with = append(with, c)
+		} else {
+			delete(maxes, c)
+		}
+	}
+	mins := even.Plan(planner.Input{Replicas: minTotal, Clusters: with, Key: key}).Desired()
+	for _, c := range with {
+		mins[c] = min(max(mins[c], 1), maxes[c])
+	}
+	return ReplicaPlan{"minReplicas": mins, "maxReplicas": maxes}
+}
+
+// targetOf returns the federated object an HPA scales, when it is of a
+// divided kind and exists.
+func (c *Controller) targetOf(ctx context.Context, hpa *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	kind, _, _ := unstructured.NestedString(hpa.Object, "spec", "scaleTargetRef", "kind")
+	name, _, _ := unstructured.NestedString(hpa.Object, "spec", "scaleTargetRef", "name")
+	resource, ok := hpaTargets[kind]
+	if !ok || name == "" {
+		return nil, nil
+	}
+	target, err := c.fedClient.Resource(resource).Namespace(hpa.GetNamespace()).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s %s/%s, the target of HPA %s: %w", kind, hpa.GetNamespace(), name, hpa.GetName(), err)
+	}
+	return target, nil
+}
+
+// markTarget sets (or, with no clusters, removes) the
+// hpa-target-cluster-list annotation on the HPA's target.
+func (c *Controller) markTarget(ctx context.Context, hpa, target *unstructured.Unstructured, clusters []string) error {
+	want := ""
+	if len(clusters) > 0 {
+		b, _ := json.Marshal(struct{ Names []string }{clusters})
+		want = string(b)
+	}
+	annotations := target.GetAnnotations()
+	if annotations[HPATargetAnnotation] == want {
+		return nil
+	}
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	if want == "" {
+		delete(annotations, HPATargetAnnotation)
+	} else {
+		annotations[HPATargetAnnotation] = want
+	}
+	target.SetAnnotations(annotations)
+	resource := hpaTargets[target.GetKind()]
+	if _, err := c.fedClient.Resource(resource).Namespace(target.GetNamespace()).Update(ctx, target, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("marking %s %s/%s as the target of HPA %s: %w", target.GetKind(), target.GetNamespace(), target.GetName(), hpa.GetName(), err)
+	}
+	return nil
+}
+
+// planHPA divides a federated HPA over the clusters running its target,
+// marks the target, and returns the clusters that get a copy with the plan;
+// a nil plan when the HPA is copied whole (its target is not divided).
+func (c *Controller) planHPA(ctx context.Context, hpa *unstructured.Unstructured, placed map[string]bool) (*unstructured.Unstructured, map[string]bool, ReplicaPlan, error) {
+	target, err := c.targetOf(ctx, hpa)
+	if err != nil || target == nil {
+		return hpa, placed, nil, err
+	}
+	plan := DivideHPA(hpa, target, placed)
+	clusters := slices.Sorted(maps.Keys(plan["maxReplicas"]))
+	if err := c.markTarget(ctx, hpa, target, clusters); err != nil {
+		return nil, nil, nil, err
+	}
+	hpa, err = c.recordPlan(ctx, hpa, plan, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	running := map[string]bool{}
+	for _, cl := range clusters {
+		running[cl] = true
+	}
+	return hpa, running, plan, nil
+}
+
+// releaseTarget gives a deleted HPA's target its replica counts back.
+func (c *Controller) releaseTarget(ctx context.Context, hpa *unstructured.Unstructured) error {
+	target, err := c.targetOf(ctx, hpa)
+	if err != nil || target == nil {
+		return err
+	}
+	return c.markTarget(ctx, hpa, target, nil)
+}

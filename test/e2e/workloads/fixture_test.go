@@ -1,0 +1,230 @@
+package workloads_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/localprocess"
+	"github.com/federation-v1/federation/pkg/poll"
+	"github.com/federation-v1/federation/test/fedenv"
+	"github.com/federation-v1/federation/test/memberenv"
+)
+
+var (
+	deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	jobs        = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
+	three       = []string{"cluster1", "cluster2", "cluster3"}
+)
+
+// planAnnotation holds the current plan on a federated workload.
+const planAnnotation = "federation.kubernetes.io/replica-plan"
+
+// converge bounds how long planning and propagation may take here.
+const converge = 60 * time.Second
+
+// fixture is a federation "fed" joined to three member clusters.
+type fixture struct {
+	t       *testing.T
+	u       *fedenv.User
+	env     *memberenv.Environment
+	members map[string]dynamic.Interface
+	// cmLog is the restarted controller manager's log.
+	cmLog string
+}
+
+func (f *fixture) in(t *testing.T) *fixture {
+	c := *f
+	c.t = t
+	return &c
+}
+
+func (f *fixture) member(cluster string) dynamic.Interface {
+	f.t.Helper()
+	if c, ok := f.members[cluster]; ok {
+		return c
+	}
+	cfg, err := f.env.RESTConfig(cluster)
+	require.NoError(f.t, err)
+	cfg.Timeout = 10 * time.Second
+	c, err := dynamic.NewForConfig(cfg)
+	require.NoError(f.t, err)
+	f.members[cluster] = c
+	return c
+}
+
+// kubectl runs kubectl with the user's kubeconfig and fails the test on error.
+func (f *fixture) kubectl(args ...string) string {
+	f.t.Helper()
+	out, err := f.u.Kubectl().Run(context.Background(), args...)
+	require.NoError(f.t, err)
+	return out
+}
+
+func (f *fixture) apply(manifest string) {
+	f.t.Helper()
+	_, err := f.u.Kubectl().RunWithInput(context.Background(), manifest, "--context=fed", "apply", "-f", "-")
+	require.NoError(f.t, err, "kubectl apply of\n%s", manifest)
+}
+
+// counts reads a spec field of a workload in every cluster; -1 where it has no copy.
+func (f *fixture) counts(ctx context.Context, gvr schema.GroupVersionResource, name, field string, clusters []string) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, c := range clusters {
+		obj, err := f.member(c).Resource(gvr).Namespace("e2e").Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			out[c] = -1
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s in %s: %w", name, c, err)
+		}
+		out[c], _, _ = unstructured.NestedInt64(obj.Object, "spec", field)
+	}
+	return out, nil
+}
+
+// waitCounts waits until check accepts the members' counts of a field.
+func (f *fixture) waitCounts(timeout time.Duration, gvr schema.GroupVersionResource, name, field string, clusters []string, what string, check func(map[string]int64) bool) map[string]int64 {
+	f.t.Helper()
+	var last map[string]int64
+	require.NoError(f.t, poll.Until(context.Background(), timeout, fmt.Sprintf("%s %s: %s", gvr.Resource, name, what), func(ctx context.Context) error {
+		got, err := f.counts(ctx, gvr, name, field, clusters)
+		if err != nil {
+			return err
+		}
+		last = got
+		if !check(got) {
+			return fmt.Errorf("%s is %v", field, got)
+		}
+		return nil
+	}))
+	return last
+}
+
+// waitReplicas waits until each member's spec.replicas is as in want (a
+// cluster with 0 may also have no copy).
+func (f *fixture) waitReplicas(name string, want map[string]int64) {
+	f.t.Helper()
+	clusters := make([]string, 0, len(want))
+	for c := range want {
+		clusters = append(clusters, c)
+	}
+	f.waitCounts(converge, deployments, name, "replicas", clusters, fmt.Sprintf("replicas %v", want), func(got map[string]int64) bool {
+		for c, n := range want {
+			if got[c] != n && !(n == 0 && got[c] == -1) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// plan reads the plan annotation of a federated Deployment.
+func (f *fixture) plan(name string) map[string]map[string]int64 {
+	f.t.Helper()
+	out := f.kubectl("--context=fed", "-n", "e2e", "get", "deployment", name, "-o", `jsonpath={.metadata.annotations.federation\.kubernetes\.io/replica-plan}`)
+	var plan map[string]map[string]int64
+	require.NoError(f.t, json.Unmarshal([]byte(out), &plan), "plan annotation %q", out)
+	return plan
+}
+
+// waitFed waits until the federated object's jsonpath gives want.
+func (f *fixture) waitFed(resource, name, jsonpath, want string) {
+	f.t.Helper()
+	require.NoError(f.t, poll.Until(context.Background(), converge, fmt.Sprintf("%s %s: %s = %q", resource, name, jsonpath, want), func(ctx context.Context) error {
+		out, err := f.u.Kubectl().Run(ctx, "--context=fed", "-n", "e2e", "get", resource, name, "-o", "jsonpath="+jsonpath)
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(out) != want {
+			return fmt.Errorf("it is %q", out)
+		}
+		return nil
+	}))
+}
+
+// rolloutStatus runs kubectl rollout status at the federation.
+func (f *fixture) rolloutStatus(name string) string {
+	f.t.Helper()
+	k := f.u.Kubectl()
+	k.Timeout = 3 * time.Minute
+	out, err := k.Run(context.Background(), "--context=fed", "-n", "e2e", "rollout", "status", "deployment/"+name, "--timeout=150s")
+	require.NoError(f.t, err, out)
+	return out
+}
+
+// restartControllerManager replaces the plane's controller manager by one
+// with extra flags, on the same kubeconfig and address.
+func (f *fixture) restartControllerManager(flags ...string) {
+	f.t.Helper()
+	dir := f.u.PlaneDir("fed")
+	for _, p := range localprocess.FindMentioning(dir, map[string]bool{localplane.ControllerManager: true}) {
+		require.NoError(f.t, p.Stop(5*time.Second))
+	}
+	p := &localprocess.Process{
+		Name: localplane.ControllerManager,
+		Path: filepath.Join(f.u.Bin, localplane.ControllerManager),
+		Args: append([]string{
+			"--kubeconfig=" + filepath.Join(dir, localplane.ControllerManagerKubeconfig),
+			"--address=" + f.u.Plane("fed").ControllerManagerAddress,
+			"--federation-name=fed",
+		}, flags...),
+		Log: filepath.Join(f.t.TempDir(), "controller-manager.log"),
+	}
+	f.cmLog = p.Log
+	require.NoError(f.t, p.Start(false))
+	f.t.Cleanup(func() { _ = p.Stop(5 * time.Second) })
+	require.NoError(f.t, poll.Until(context.Background(), 30*time.Second, "the restarted controller manager's /healthz", func(ctx context.Context) error {
+		resp, err := http.Get("http://" + f.u.Plane("fed").ControllerManagerAddress + "/healthz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	}))
+}
+
+// deployment is a Deployment manifest in namespace e2e.
+func deployment(name string, replicas int, annotations string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %s
+  namespace: e2e
+  annotations: {%s}
+spec:
+  replicas: %d
+  selector: {matchLabels: {app: %s}}
+  template:
+    metadata: {labels: {app: %s}}
+    spec:
+      containers: [{name: app, image: nginx:1.25}]
+`, name, annotations, replicas, name, name)
+}
+
+func prefs(annotation string) string {
+	b, _ := json.Marshal(annotation)
+	return `"federation.kubernetes.io/deployment-preferences": ` + string(b)
+}
+
+func sum(m map[string]int64, clusters ...string) int64 {
+	var total int64
+	for _, c := range clusters {
+		total += max(m[c], 0)
+	}
+	return total
+}

@@ -1,0 +1,210 @@
+package workloads_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
+
+	"github.com/federation-v1/federation/pkg/poll"
+	"github.com/federation-v1/federation/test/fedenv"
+	"github.com/federation-v1/federation/test/memberenv"
+)
+
+// window is the controller manager's --unschedulable-pod-window here.
+const window = 5 * time.Second
+
+func TestWorkloads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts member clusters")
+	}
+	start := time.Now()
+	u := fedenv.NewUser(t, binDir)
+	env := fedenv.WithMembers(t, u, memberenv.DefaultClusters(3, 2))
+	u.InitFederation("fed")
+	for _, c := range three {
+		u.MustKubefed("join", c, "--context=fed")
+	}
+	f := &fixture{t: t, u: u, env: env, members: map[string]dynamic.Interface{}}
+	// Fast health detection and a short unschedulable window, so that the
+	// failover and capacity steps take seconds.
+	f.restartControllerManager("--cluster-monitor-period=2s", "--unschedulable-pod-window="+window.String())
+	u.WaitClusterStatus("fed", time.Minute, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
+	f.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: e2e}\n")
+	t.Logf("setting up took %s", time.Since(start))
+
+	t.Run("no preferences: spread evenly, rollout status and READY at the federation", func(t *testing.T) {
+		f := f.in(t)
+		f.apply(deployment("web", 9, ""))
+		f.waitReplicas("web", map[string]int64{"cluster1": 3, "cluster2": 3, "cluster3": 3})
+		f.rolloutStatus("web")
+		out := f.kubectl("--context=fed", "-n", "e2e", "get", "deployment", "web", "--no-headers")
+		assert.Equal(t, "9/9", strings.Fields(out)[1], "READY is the members' sum: %s", out)
+		assert.Equal(t, map[string]map[string]int64{"replicas": {"cluster1": 3, "cluster2": 3, "cluster3": 3}}, f.plan("web"))
+		describe := f.kubectl("--context=fed", "-n", "e2e", "describe", "deployment", "web")
+		assert.Contains(t, describe, "ReplicasPlanned")
+		assert.Contains(t, describe, "Replica plan: cluster1=3 cluster2=3 cluster3=3 (was: none)")
+	})
+
+	t.Run("weights, minimums and maximums", func(t *testing.T) {
+		f := f.in(t)
+		f.apply(deployment("weights", 6, prefs(`{"clusters":{"cluster2":{"weight":1},"cluster3":{"weight":2}}}`)))
+		f.apply(deployment("minimums", 8, prefs(`{"clusters":{"cluster1":{"weight":100},"cluster2":{"minReplicas":3},"cluster3":{"minReplicas":4}}}`)))
+		f.apply(deployment("maximums", 7, prefs(`{"clusters":{"cluster1":{"maxReplicas":1,"weight":1},"*":{"weight":1}}}`)))
+		f.waitReplicas("weights", map[string]int64{"cluster1": 0, "cluster2": 2, "cluster3": 4})
+		f.waitReplicas("minimums", map[string]int64{"cluster1": 1, "cluster2": 3, "cluster3": 4})
+		f.waitReplicas("maximums", map[string]int64{"cluster1": 1, "cluster2": 3, "cluster3": 3})
+	})
+
+	t.Run("all weights zero: an event and a condition", func(t *testing.T) {
+		f := f.in(t)
+		f.apply(deployment("nowhere", 2, prefs(`{"clusters":{"*":{"weight":0}}}`)))
+		f.waitFed("deployment", "nowhere", `{.status.conditions[?(@.type=="ReplicasPlaced")].status}`, "False")
+		describe := f.kubectl("--context=fed", "-n", "e2e", "describe", "deployment", "nowhere")
+		assert.Contains(t, describe, "ReplicasUnplaced")
+		assert.Contains(t, describe, "2 replicas fit no cluster")
+	})
+
+	t.Run("an invalid preferences annotation is refused with a 422 naming it", func(t *testing.T) {
+		f := f.in(t)
+		_, err := f.u.Kubectl().RunWithInput(context.Background(), deployment("bad", 1, prefs(`{"clusters":{"*":{"weight":-1}}}`)),
+			"--context=fed", "apply", "-f", "-")
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "federation.kubernetes.io/deployment-preferences")
+		cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: f.u.Kubeconfig},
+			&clientcmd.ConfigOverrides{CurrentContext: "fed"}).ClientConfig()
+		require.NoError(t, err)
+		fed, err := dynamic.NewForConfig(cfg)
+		require.NoError(t, err)
+		obj := map[string]any{}
+		require.NoError(t, yaml.Unmarshal([]byte(deployment("bad", 1, prefs(`{"clusters":{"*":{"weight":-1}}}`))), &obj))
+		_, err = fed.Resource(deployments).Namespace("e2e").Create(context.Background(), &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
+		var status apierrors.APIStatus
+		require.ErrorAs(t, err, &status)
+		assert.EqualValues(t, 422, status.Status().Code)
+		assert.Contains(t, err.Error(), "federation.kubernetes.io/deployment-preferences")
+	})
+
+	t.Run("an image update rolls out in every member; scale re-plans", func(t *testing.T) {
+		f := f.in(t)
+		f.kubectl("--context=fed", "-n", "e2e", "set", "image", "deployment/web", "app=nginx:1.27")
+		f.rolloutStatus("web")
+		for _, c := range three {
+			out := f.kubectl("--context="+c, "-n", "e2e", "get", "deployment", "web", "-o",
+				"jsonpath={.spec.template.spec.containers[0].image} {.status.updatedReplicas} {.status.readyReplicas}")
+			assert.Equal(t, "nginx:1.27 3 3", out, "cluster %s rolled out", c)
+		}
+		f.kubectl("--context=fed", "-n", "e2e", "scale", "deployment/web", "--replicas=12")
+		f.waitReplicas("web", map[string]int64{"cluster1": 4, "cluster2": 4, "cluster3": 4})
+		f.rolloutStatus("web")
+		f.waitFed("deployment", "web", "{.status.readyReplicas}", "12")
+	})
+
+	t.Run("Job: completions and parallelism divided, Complete when every part is", func(t *testing.T) {
+		f := f.in(t)
+		f.apply(`apiVersion: batch/v1
+kind: Job
+metadata: {name: batch, namespace: e2e}
+spec:
+  completions: 6
+  parallelism: 3
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: work, image: busybox}]
+`)
+		f.waitCounts(converge, jobs, "batch", "completions", three, "2 completions each", func(got map[string]int64) bool {
+			return got["cluster1"] == 2 && got["cluster2"] == 2 && got["cluster3"] == 2
+		})
+		f.waitFed("job", "batch", `{.status.succeeded} {.status.conditions[?(@.type=="Complete")].status}`, "6 True")
+		k := f.u.Kubectl()
+		_, err := k.Run(context.Background(), "--context=fed", "-n", "e2e", "wait", "--for=condition=Complete", "job/batch", "--timeout=30s")
+		require.NoError(t, err)
+	})
+
+	t.Run("unschedulable pods move the surplus to other clusters", func(t *testing.T) {
+		f := f.in(t)
+		f.apply(deployment("spill", 6, ""))
+		f.waitReplicas("spill", map[string]int64{"cluster1": 2, "cluster2": 2, "cluster3": 2})
+		f.rolloutStatus("spill")
+		nodes := strings.Fields(f.kubectl("--context=cluster2", "get", "nodes", "-o", "name"))
+		require.NotEmpty(t, nodes)
+		for _, n := range nodes {
+			f.kubectl("--context=cluster2", "cordon", n)
+		}
+		t.Cleanup(func() {
+			for _, n := range nodes {
+				_, _ = f.u.Kubectl().Run(context.Background(), "--context=cluster2", "uncordon", n)
+			}
+		})
+		f.kubectl("--context=fed", "-n", "e2e", "scale", "deployment/spill", "--replicas=12")
+		f.waitReplicas("spill", map[string]int64{"cluster2": 4})
+		scaled := time.Now()
+		got := f.waitCounts(converge+window, deployments, "spill", "replicas", three, "cluster2 back to what it runs, the rest elsewhere", func(got map[string]int64) bool {
+			return got["cluster2"] == 2 && got["cluster1"]+got["cluster3"] == 10
+		})
+		t.Logf("surplus moved %s after cluster2 was asked for 4: %v", time.Since(scaled), got)
+		assert.GreaterOrEqual(t, time.Since(scaled), window, "not before the window")
+		f.rolloutStatus("spill")
+		f.waitFed("deployment", "spill", "{.status.readyReplicas}", "12")
+	})
+
+	t.Run("failover: a stopped cluster's replicas move, and come back only with rebalance", func(t *testing.T) {
+		f := f.in(t)
+		f.apply(deployment("back", 9, prefs(`{"rebalance":true,"clusters":{"*":{"weight":1}}}`)))
+		f.apply(deployment("stay", 9, ""))
+		f.waitReplicas("back", map[string]int64{"cluster1": 3, "cluster2": 3, "cluster3": 3})
+		f.waitReplicas("stay", map[string]int64{"cluster1": 3, "cluster2": 3, "cluster3": 3})
+
+		stopped := time.Now()
+		require.NoError(t, env.StopAPIServer("cluster3"))
+		u.WaitClusterStatus("fed", time.Minute, map[string]string{"cluster3": "Offline"})
+		detected := time.Now()
+		two := []string{"cluster1", "cluster2"}
+		for _, name := range []string{"back", "stay"} {
+			f.waitCounts(15*time.Second+time.Since(detected), deployments, name, "replicas", two, "9 replicas in cluster1 and cluster2", func(got map[string]int64) bool {
+				return sum(got, two...) == 9
+			})
+		}
+		t.Logf("Offline %s after the stop; replicas moved %s after that", detected.Sub(stopped), time.Since(detected))
+		assert.NotContains(t, f.plan("stay")["replicas"], "cluster3", "the plan covers Ready clusters")
+
+		require.NoError(t, env.StartAPIServer(context.Background(), "cluster3"))
+		u.WaitClusterStatus("fed", time.Minute, map[string]string{"cluster3": "Ready"})
+		f.waitReplicas("back", map[string]int64{"cluster1": 3, "cluster2": 3, "cluster3": 3})
+		stay := f.waitCounts(converge, deployments, "stay", "replicas", three, "cluster3's copy kept at 0, 9 in cluster1 and cluster2", func(got map[string]int64) bool {
+			return got["cluster3"] == 0 && sum(got, two...) == 9
+		})
+		t.Logf("with rebalance false: %v", stay)
+		require.NoError(t, poll.Until(context.Background(), converge, "the federation's status of stay", func(ctx context.Context) error {
+			out, err := f.u.Kubectl().Run(ctx, "--context=fed", "-n", "e2e", "get", "deployment", "stay", "-o", "jsonpath={.status.readyReplicas}")
+			if err != nil || out != "9" {
+				return fmt.Errorf("readyReplicas %q %v", out, err)
+			}
+			return nil
+		}))
+	})
+	t.Run("the federated objects' status was always accepted", func(t *testing.T) {
+		log, err := os.ReadFile(f.cmLog)
+		require.NoError(t, err)
+		for _, line := range strings.Split(string(log), "\n") {
+			if strings.Contains(line, "the object has been modified") {
+				continue // a conflict, retried
+			}
+			assert.NotContains(t, line, "writing status of", "a status the apiserver refused")
+			assert.NotContains(t, line, "writing the replica plan of")
+		}
+	})
+	t.Logf("the whole test took %s", time.Since(start))
+}
