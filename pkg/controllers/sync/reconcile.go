@@ -105,7 +105,13 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 		}
 		hpa := hpaClusters(fed.GetAnnotations())
 		desiredIn = func(cluster string) (*unstructured.Unstructured, string, error) {
-			return DesiredFor(desired, plan, cluster, hpa[cluster])
+			var own *int64
+			if m, ok := c.members.Get(cluster, c.adapter.Resource, ns, name); ok && hpa[cluster] {
+				if n, found, _ := unstructured.NestedInt64(m.Object, "spec", "replicas"); found {
+					own = &n
+				}
+			}
+			return DesiredFor(desired, plan, cluster, own)
 		}
 	}
 	if c.adapter.DividesHPA {
@@ -115,7 +121,7 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 		}
 		if plan != nil {
 			desiredIn = func(cluster string) (*unstructured.Unstructured, string, error) {
-				return DesiredFor(desired, plan, cluster, false)
+				return DesiredFor(desired, plan, cluster, nil)
 			}
 		}
 	}

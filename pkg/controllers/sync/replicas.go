@@ -174,9 +174,12 @@ func hpaClusters(annotations map[string]string) map[string]bool {
 }
 
 // DesiredFor returns what one cluster is sent of a divided workload: the
-// common desired object with the cluster's counts (spec.replicas left out
-// where the member's HPA owns it), and its hash.
-func DesiredFor(desired *unstructured.Unstructured, plan ReplicaPlan, cluster string, hpaOwned bool) (*unstructured.Unstructured, string, error) {
+// common desired object with the cluster's counts, and its hash. Where the
+// member's own HPA owns spec.replicas, memberReplicas is the member's
+// current count and is sent back unchanged: the federation follows the
+// member. (Leaving the field out instead would make server-side apply
+// reset it to the default, since the federation owned it until then.)
+func DesiredFor(desired *unstructured.Unstructured, plan ReplicaPlan, cluster string, memberReplicas *int64) (*unstructured.Unstructured, string, error) {
 	out := desired.DeepCopy()
 	annotations := out.GetAnnotations()
 	delete(annotations, HashAnnotation)
@@ -185,11 +188,11 @@ func DesiredFor(desired *unstructured.Unstructured, plan ReplicaPlan, cluster st
 	}
 	out.SetAnnotations(annotations)
 	for f, counts := range plan {
-		if f == "replicas" && hpaOwned {
-			unstructured.RemoveNestedField(out.Object, "spec", f)
-			continue
+		n := counts[cluster]
+		if f == "replicas" && memberReplicas != nil {
+			n = *memberReplicas
 		}
-		if err := unstructured.SetNestedField(out.Object, counts[cluster], "spec", f); err != nil {
+		if err := unstructured.SetNestedField(out.Object, n, "spec", f); err != nil {
 			return nil, "", err
 		}
 	}

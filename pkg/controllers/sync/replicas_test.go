@@ -101,11 +101,11 @@ func TestDesiredForACluster(t *testing.T) {
 	require.NoError(t, err)
 	plan := ReplicaPlan{"replicas": {"c1": 5, "c2": 4}}
 
-	d1, h1, err := DesiredFor(desired, plan, "c1", false)
+	d1, h1, err := DesiredFor(desired, plan, "c1", nil)
 	require.NoError(t, err)
-	d2, h2, err := DesiredFor(desired, plan, "c2", false)
+	d2, h2, err := DesiredFor(desired, plan, "c2", nil)
 	require.NoError(t, err)
-	d3, h3, err := DesiredFor(desired, plan, "c3", false)
+	d3, h3, err := DesiredFor(desired, plan, "c3", nil)
 	require.NoError(t, err)
 	for d, want := range map[*unstructured.Unstructured]int64{d1: 5, d2: 4, d3: 0} {
 		n, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
@@ -117,15 +117,16 @@ func TestDesiredForACluster(t *testing.T) {
 	assert.Equal(t, "x", d1.GetAnnotations()["note"])
 	label, _, _ := unstructured.NestedString(d1.Object, "spec", "template", "metadata", "labels", "federation.kubernetes.io/federation-name")
 	assert.Equal(t, "fed", label, "pods carry the federation's label")
-	again, hAgain, err := DesiredFor(desired, plan, "c1", false)
+	again, hAgain, err := DesiredFor(desired, plan, "c1", nil)
 	require.NoError(t, err)
 	assert.Equal(t, h1, hAgain)
 	assert.Equal(t, d1, again)
 
-	owned, _, err := DesiredFor(desired, plan, "c1", true)
+	seven := int64(7)
+	owned, _, err := DesiredFor(desired, plan, "c1", &seven)
 	require.NoError(t, err)
-	_, found, _ := unstructured.NestedInt64(owned.Object, "spec", "replicas")
-	assert.False(t, found, "the member's HPA owns the count")
+	n, _, _ := unstructured.NestedInt64(owned.Object, "spec", "replicas")
+	assert.Equal(t, int64(7), n, "the member's HPA owns the count: the federation follows it")
 	assert.Equal(t, map[string]bool{"c1": true, "c2": true}, hpaClusters(map[string]string{HPATargetAnnotation: `{"Names":["c1","c2"]}`}))
 }
 

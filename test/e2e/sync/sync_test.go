@@ -311,6 +311,8 @@ func TestPropagation(t *testing.T) {
 	})
 }
 
+// workloadManifest is a Deployment whose 3 replicas are divided one per
+// cluster of three.
 func workloadManifest(name string) string {
-	return workload("Deployment", "replicas: 1")("e2e", name)
+	return workload("Deployment", "replicas: 3")("e2e", name)
 }

@@ -27,6 +27,7 @@ import (
 var (
 	deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	jobs        = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
+	hpas        = schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}
 	three       = []string{"cluster1", "cluster2", "cluster3"}
 )
 

@@ -111,6 +111,49 @@ func TestWorkloads(t *testing.T) {
 		f.waitFed("deployment", "web", "{.status.readyReplicas}", "12")
 	})
 
+	t.Run("HPA: min/max divided where the target runs, and members own the target's replicas", func(t *testing.T) {
+		f := f.in(t)
+		f.apply(`apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: e2e}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 3
+  maxReplicas: 9
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}}]
+`)
+		for _, field := range []string{"minReplicas", "maxReplicas"} {
+			want := map[string]int64{"minReplicas": 1, "maxReplicas": 3}[field]
+			f.waitCounts(converge, hpas, "web", field, three, fmt.Sprintf("%s %d each", field, want), func(got map[string]int64) bool {
+				return got["cluster1"] == want && got["cluster2"] == want && got["cluster3"] == want
+			})
+		}
+		f.waitFed("deployment", "web", `{.metadata.annotations.federation\.kubernetes\.io/hpa-target-cluster-list}`,
+			`{"Names":["cluster1","cluster2","cluster3"]}`)
+		// Each member's HPA brings its 4 replicas down to its maximum, 3,
+		// and the federation follows instead of restoring its plan.
+		f.waitReplicas("web", map[string]int64{"cluster1": 3, "cluster2": 3, "cluster3": 3})
+		f.waitFed("deployment", "web", "{.status.readyReplicas}", "9")
+
+		// A count chosen in a member stays, also when the federation next writes there.
+		f.kubectl("--context=cluster1", "-n", "e2e", "scale", "deployment/web", "--replicas=2")
+		f.kubectl("--context=fed", "-n", "e2e", "annotate", "deployment", "web", "e2e.test/step=hpa")
+		require.NoError(t, poll.Until(context.Background(), converge, "the annotation in cluster1", func(ctx context.Context) error {
+			out, err := f.u.Kubectl().Run(ctx, "--context=cluster1", "-n", "e2e", "get", "deployment", "web", "-o",
+				`jsonpath={.metadata.annotations.e2e\.test/step} {.spec.replicas}`)
+			if err != nil || out != "hpa 2" {
+				return fmt.Errorf("annotation and replicas %q %v", out, err)
+			}
+			return nil
+		}))
+
+		// Without the HPA the plan holds again.
+		f.kubectl("--context=fed", "-n", "e2e", "delete", "hpa", "web")
+		f.waitFed("deployment", "web", `{.metadata.annotations.federation\.kubernetes\.io/hpa-target-cluster-list}`, "")
+		f.waitReplicas("web", map[string]int64{"cluster1": 4, "cluster2": 4, "cluster3": 4})
+		f.rolloutStatus("web")
+	})
+
 	t.Run("Job: completions and parallelism divided, Complete when every part is", func(t *testing.T) {
 		f := f.in(t)
 		f.apply(`apiVersion: batch/v1
