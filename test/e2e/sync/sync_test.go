@@ -212,7 +212,10 @@ func TestPropagation(t *testing.T) {
 
 	t.Run("a LoadBalancer Service gets its members' addresses", func(t *testing.T) {
 		f := f.in(t)
-		f.apply(workloadManifest("web"))
+		// With rebalance its pods return to a cluster that was away in the
+		// previous step: every member needs ready endpoints here.
+		f.apply(strings.Replace(workloadManifest("web"), "namespace: e2e}",
+			`namespace: e2e, annotations: {federation.kubernetes.io/deployment-preferences: '{"rebalance":true,"clusters":{"*":{"weight":1}}}'}}`, 1))
 		f.apply("apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: e2e}\nspec:\n  type: LoadBalancer\n  selector: {app: web}\n  ports: [{port: 80}]\n")
 		f.waitIn(three, services, "e2e", "web", labelled)
 		var want []string
