@@ -108,3 +108,40 @@ func (c *Controller) recordPlan(ctx context.Context, fed *unstructured.Unstructu
 	}
 	return updated, nil
 }
+
+// desiredFunc returns what one cluster is sent, and its hash.
+type desiredFunc func(cluster string) (*unstructured.Unstructured, string, error)
+
+// divide plans a divided workload or HPA and returns the (possibly updated)
+// object, the clusters that get a copy, what each is sent, and the
+// ReplicasPlaced condition; types copied whole send desired everywhere.
+func (c *Controller) divide(ctx context.Context, fed *unstructured.Unstructured, placed map[string]bool,
+	desired *unstructured.Unstructured, hash string) (*unstructured.Unstructured, map[string]bool, desiredFunc, *condition, error) {
+	same := func(string) (*unstructured.Unstructured, string, error) { return desired, hash, nil }
+	switch {
+	case c.adapter.Replicas != nil:
+		fed, plan, planned, err := c.planReplicas(ctx, fed, placed)
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		hpa := hpaClusters(fed.GetAnnotations())
+		return fed, placed, func(cluster string) (*unstructured.Unstructured, string, error) {
+			var own *int64
+			if m, ok := c.members.Get(cluster, c.adapter.Resource, fed.GetNamespace(), fed.GetName()); ok && hpa[cluster] {
+				if n, found, _ := unstructured.NestedInt64(m.Object, "spec", "replicas"); found {
+					own = &n
+				}
+			}
+			return DesiredFor(desired, plan, cluster, own)
+		}, planned, nil
+	case c.adapter.DividesHPA:
+		fed, placed, plan, err := c.planHPA(ctx, fed, placed)
+		if err != nil || plan == nil {
+			return fed, placed, same, nil, err
+		}
+		return fed, placed, func(cluster string) (*unstructured.Unstructured, string, error) {
+			return DesiredFor(desired, plan, cluster, nil)
+		}, nil, nil
+	}
+	return fed, placed, same, nil, nil
+}

@@ -95,36 +95,11 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 		return fmt.Errorf("%s %s: %w", c.adapter.Kind, key, err)
 	}
 	// Each cluster gets its own desired object when the workload is divided.
+	fed, placed, desiredIn, planned, err := c.divide(ctx, fed, placed, desired, hash)
+	if err != nil {
+		return err
+	}
 	hashes := map[string]string{}
-	desiredIn := func(string) (*unstructured.Unstructured, string, error) { return desired, hash, nil }
-	var planned *condition
-	if c.adapter.Replicas != nil {
-		var plan ReplicaPlan
-		if fed, plan, planned, err = c.planReplicas(ctx, fed, placed); err != nil {
-			return err
-		}
-		hpa := hpaClusters(fed.GetAnnotations())
-		desiredIn = func(cluster string) (*unstructured.Unstructured, string, error) {
-			var own *int64
-			if m, ok := c.members.Get(cluster, c.adapter.Resource, ns, name); ok && hpa[cluster] {
-				if n, found, _ := unstructured.NestedInt64(m.Object, "spec", "replicas"); found {
-					own = &n
-				}
-			}
-			return DesiredFor(desired, plan, cluster, own)
-		}
-	}
-	if c.adapter.DividesHPA {
-		var plan ReplicaPlan
-		if fed, placed, plan, err = c.planHPA(ctx, fed, placed); err != nil {
-			return err
-		}
-		if plan != nil {
-			desiredIn = func(cluster string) (*unstructured.Unstructured, string, error) {
-				return DesiredFor(desired, plan, cluster, nil)
-			}
-		}
-	}
 
 	var (
 		mu      stdsync.Mutex
