@@ -15,11 +15,10 @@ import (
 
 // Event reasons and the condition of divided workloads.
 const (
-	ReasonReplicasPlanned    = "ReplicasPlanned"
-	ReasonReplicasUnplaced   = "ReplicasUnplaced"
-	ReasonBadPreferences     = "InvalidReplicaPreferences"
-	ReplicasPlacedCondition  = "ReplicasPlaced"
-	replicasUnplacedCondText = "replicas fit no cluster: every weight is 0, or every cluster is at its maxReplicas"
+	ReasonReplicasPlanned   = "ReplicasPlanned"
+	ReasonReplicasUnplaced  = "ReplicasUnplaced"
+	ReasonBadPreferences    = "InvalidReplicaPreferences"
+	ReplicasPlacedCondition = "ReplicasPlaced"
 )
 
 // Capacity estimates what a member can run of a workload (see package
@@ -64,7 +63,11 @@ func (c *Controller) planReplicas(ctx context.Context, fed *unstructured.Unstruc
 			total += n
 		}
 		cond.Status, cond.Reason = "False", ReasonReplicasUnplaced
-		cond.Message = fmt.Sprintf("%d %s (plan: %s)", total, replicasUnplacedCondText, res.Plan.String())
+		why := "every weight is 0, or every cluster is at its maxReplicas"
+		if len(placed) == 0 {
+			why = "no selected cluster is Ready"
+		}
+		cond.Message = fmt.Sprintf("%d replicas fit no cluster: %s (plan: %s)", total, why, res.Plan.String())
 	}
 
 	unplaced := cond
