@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,6 +27,7 @@ import (
 
 var (
 	deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	replicaSets = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}
 	jobs        = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
 	hpas        = schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}
 	three       = []string{"cluster1", "cluster2", "cluster3"}
@@ -189,14 +191,21 @@ func (f *fixture) restartControllerManager(flags ...string) {
 	f.cmLog = p.Log
 	require.NoError(f.t, p.Start(false))
 	f.t.Cleanup(func() { _ = p.Stop(5 * time.Second) })
-	require.NoError(f.t, poll.Until(context.Background(), 30*time.Second, "the restarted controller manager's /healthz", func(ctx context.Context) error {
+	err := poll.Until(context.Background(), 90*time.Second, "the restarted controller manager's /healthz", func(ctx context.Context) error {
+		if !p.Alive() {
+			return poll.Abort(fmt.Errorf("the controller manager exited"))
+		}
 		resp, err := http.Get("http://" + f.u.Plane("fed").ControllerManagerAddress + "/healthz")
 		if err != nil {
 			return err
 		}
 		resp.Body.Close()
 		return nil
-	}))
+	})
+	if err != nil {
+		log, _ := os.ReadFile(p.Log)
+		f.t.Fatalf("%v; its log:\n%s", err, log)
+	}
 }
 
 // deployment is a Deployment manifest in namespace e2e.

@@ -67,6 +67,17 @@ func TestWorkloads(t *testing.T) {
 		f.waitReplicas("maximums", map[string]int64{"cluster1": 1, "cluster2": 3, "cluster3": 3})
 	})
 
+	t.Run("a ReplicaSet is divided by its own annotation", func(t *testing.T) {
+		f := f.in(t)
+		manifest := strings.NewReplacer("kind: Deployment", "kind: ReplicaSet", "deployment-preferences", "replica-set-preferences").
+			Replace(deployment("rs", 6, prefs(`{"clusters":{"cluster2":{"weight":1},"cluster3":{"weight":2}}}`)))
+		f.apply(manifest)
+		f.waitCounts(converge, replicaSets, "rs", "replicas", three, "0/2/4", func(got map[string]int64) bool {
+			return got["cluster1"] <= 0 && got["cluster2"] == 2 && got["cluster3"] == 4
+		})
+		f.waitFed("replicaset", "rs", "{.status.readyReplicas}", "6")
+	})
+
 	t.Run("all weights zero: an event and a condition", func(t *testing.T) {
 		f := f.in(t)
 		f.apply(deployment("nowhere", 2, prefs(`{"clusters":{"*":{"weight":0}}}`)))
