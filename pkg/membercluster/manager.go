@@ -294,6 +294,18 @@ func (m *Manager) Get(cluster string, gvr schema.GroupVersionResource, namespace
 	return mem.get(gvr, namespace, name)
 }
 
+// List returns the labelled objects of gvr in a member's cache, in
+// namespace, that match selector.
+func (m *Manager) List(cluster string, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []*unstructured.Unstructured {
+	m.mu.RLock()
+	mem := m.members[cluster]
+	m.mu.RUnlock()
+	if mem == nil {
+		return nil
+	}
+	return mem.list(gvr, namespace, selector)
+}
+
 // Synced reports whether a usable member's cache of gvr has synced: until
 // then (or forever, when the member lacks the API) its absence of a copy
 // proves nothing.

@@ -35,8 +35,9 @@ type Adapter struct {
 	// so that `kubectl rollout status` waits for every member.
 	ObservedGeneration bool
 	// Conditions sets the Propagated condition in status.conditions, which
-	// says which members failed (apps/v1 types, whose condition types are
-	// free).
+	// says which members failed: types whose status has conditions of free
+	// types (apps/v1, Service, HorizontalPodAutoscaler). Not Job: its
+	// conditions drive the job controller, and kubectl reads them.
 	Conditions bool
 }
 

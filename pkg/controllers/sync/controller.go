@@ -35,9 +35,6 @@ type Options struct {
 	// DeletionWait is how long the deletion of a federated object waits for
 	// a selected cluster that is not Ready before giving up on its copy.
 	DeletionWait time.Duration
-	// StatusPeriod re-reads the members' status of types that bring some
-	// back from what is not watched (a Service's endpoints).
-	StatusPeriod time.Duration
 }
 
 // Members is what a sync controller needs of the member clusters.
@@ -47,6 +44,7 @@ type Members interface {
 	Clusters() []*fedv1.Cluster
 	AllClusters() ([]*fedv1.Cluster, error)
 	Get(cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool)
+	List(cluster string, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []*unstructured.Unstructured
 	Synced(cluster string, gvr schema.GroupVersionResource) bool
 	Client(cluster string) (dynamic.Interface, error)
 }
@@ -100,6 +98,9 @@ func New(a *Adapter, fed dynamic.Interface, informer informers.GenericInformer, 
 		return nil, err
 	}
 	members.Watch(a.Resource, c)
+	if a.Endpoints {
+		members.Watch(endpointSlices, c)
+	}
 	return c, nil
 }
 
@@ -126,8 +127,9 @@ func (c *Controller) federatedChanged(obj any) {
 	c.queue.Add(key)
 }
 
-// MemberChanged enqueues the federated object of a member copy, or every
-// federated object of a namespace that appeared or left in a member.
+// MemberChanged enqueues the federated object of a member copy (or of a
+// Service's EndpointSlice), or every federated object of a namespace that
+// appeared or left in a member.
 func (c *Controller) MemberChanged(_ string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
 	switch {
 	case gvr == c.adapter.Resource:
@@ -136,6 +138,10 @@ func (c *Controller) MemberChanged(_ string, gvr schema.GroupVersionResource, ob
 			key = obj.GetNamespace() + "/" + key
 		}
 		c.queue.Add(key)
+	case gvr == endpointSlices && c.adapter.Endpoints:
+		if service := obj.GetLabels()[serviceNameLabel]; service != "" {
+			c.queue.Add(obj.GetNamespace() + "/" + service)
+		}
 	case gvr == membercluster.NamespacesResource && c.adapter.Namespaced:
 		c.enqueueAll(obj.GetName())
 	}

@@ -17,7 +17,7 @@ var Adapters = []*Adapter{
 	{Name: "secrets", Resource: gvr("", "v1", "secrets"), Kind: "Secret", Namespaced: true,
 		Fields: []string{"data", "type", "immutable"}},
 	{Name: "services", Resource: gvr("", "v1", "services"), Kind: "Service", Namespaced: true,
-		Fields: []string{"spec"}, Prune: pruneService, Status: serviceStatus, Endpoints: true},
+		Fields: []string{"spec"}, Prune: pruneService, Status: serviceStatus, Endpoints: true, Conditions: true},
 	{Name: "deployments", Resource: gvr("apps", "v1", "deployments"), Kind: "Deployment", Namespaced: true,
 		Fields: []string{"spec"}, Status: replicasStatus, ObservedGeneration: true, Conditions: true},
 	{Name: "replicasets", Resource: gvr("apps", "v1", "replicasets"), Kind: "ReplicaSet", Namespaced: true,
@@ -29,7 +29,7 @@ var Adapters = []*Adapter{
 	{Name: "jobs", Resource: gvr("batch", "v1", "jobs"), Kind: "Job", Namespaced: true,
 		Fields: []string{"spec"}, Prune: pruneJob, Status: jobStatus},
 	{Name: "horizontalpodautoscalers", Resource: gvr("autoscaling", "v2", "horizontalpodautoscalers"), Kind: "HorizontalPodAutoscaler",
-		Namespaced: true, Fields: []string{"spec"}, Status: hpaStatus},
+		Namespaced: true, Fields: []string{"spec"}, Status: hpaStatus, Conditions: true},
 }
 
 // pruneService keeps the member's own allocations: cluster IPs, node ports,
