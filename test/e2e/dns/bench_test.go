@@ -3,7 +3,6 @@ package dns_test
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"testing"
 	"time"
@@ -16,8 +15,6 @@ import (
 
 	"github.com/federation-v1/federation/pkg/localplane"
 	"github.com/federation-v1/federation/pkg/poll"
-	"github.com/federation-v1/federation/test/fedenv"
-	"github.com/federation-v1/federation/test/memberenv"
 )
 
 // changeRounds is how many times the benchmark takes cluster2's endpoints
@@ -64,18 +61,7 @@ spec:
 // Run it once, with -benchtime 1x.
 func BenchmarkEndpointChangeToAnswer(b *testing.B) {
 	ctx := context.Background()
-	u := fedenv.NewUser(b, binDir)
-	env := fedenv.WithMembers(b, u, memberenv.DefaultClusters(3, 2))
-	out := u.InitFederation("federation", "--dns-provider=coredns", "--dns-zone-name=example.com.")
-	m := regexp.MustCompile(`is answering at: (\S+)`).FindStringSubmatch(out)
-	if m == nil {
-		b.Fatalf("no DNS address in: %s", out)
-	}
-	server := m[1]
-	for _, c := range []string{"cluster1", "cluster2", "cluster3"} {
-		u.MustKubefed("join", c, "--context=federation")
-	}
-	u.WaitClusterStatus("federation", 30*time.Second, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
+	u, env, server := federationWithDNS(b)
 	k := u.Kubectl()
 	for _, c := range []string{"cluster1", "cluster2", "cluster3"} {
 		if _, err := k.RunWithInput(ctx, webDeployment, "--context="+c, "apply", "-f", "-"); err != nil {

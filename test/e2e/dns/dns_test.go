@@ -103,18 +103,25 @@ spec:
   ports: [{port: 80}]
 `
 
-func TestServiceDNSAcrossZonesAndRegions(t *testing.T) {
-	ctx := context.Background()
+// federationWithDNS starts 3 member clusters (two regions) and a federation
+// "federation" with DNS for example.com. that all of them joined; it
+// returns the user, the members and the DNS server's address.
+func federationWithDNS(t testing.TB) (*fedenv.User, *memberenv.Environment, string) {
 	u := fedenv.NewUser(t, binDir)
 	env := fedenv.WithMembers(t, u, memberenv.DefaultClusters(3, 2))
 	out := u.InitFederation("federation", "--dns-provider=coredns", "--dns-zone-name=example.com.")
 	m := regexp.MustCompile(`is answering at: (\S+)`).FindStringSubmatch(out)
 	require.NotNil(t, m, out)
-	server := m[1]
 	for _, c := range []string{"cluster1", "cluster2", "cluster3"} {
 		u.MustKubefed("join", c, "--context=federation")
 	}
 	u.WaitClusterStatus("federation", 30*time.Second, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
+	return u, env, m[1]
+}
+
+func TestServiceDNSAcrossZonesAndRegions(t *testing.T) {
+	ctx := context.Background()
+	u, env, server := federationWithDNS(t)
 	k := u.Kubectl()
 	_, err := k.RunWithInput(ctx, nginx, "--context=federation", "apply", "-f", "-")
 	require.NoError(t, err)
