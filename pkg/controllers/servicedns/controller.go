@@ -29,6 +29,7 @@ import (
 	"github.com/federation-v1/federation/pkg/dnsprovider"
 	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
 	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/queueworker"
 	"github.com/federation-v1/federation/pkg/servicedns"
 	"github.com/federation-v1/federation/pkg/serviceingresses"
 )
@@ -144,19 +145,7 @@ func (c *Controller) Run(ctx context.Context) error {
 }
 
 func (c *Controller) worker(ctx context.Context) {
-	for {
-		key, shutdown := c.queue.Get()
-		if shutdown {
-			return
-		}
-		if err := c.sync(ctx, key); err != nil {
-			utilruntime.HandleErrorWithContext(ctx, err, "Syncing service DNS records", "service", key)
-			c.queue.AddRateLimited(key)
-		} else {
-			c.queue.Forget(key)
-		}
-		c.queue.Done(key)
-	}
+	queueworker.Run(ctx, c.queue, queueworker.Handlers[string]{Sync: c.sync, What: "Syncing service DNS records", KeyName: "service"})
 }
 
 // sync writes the records the Service should have; none when it is gone,

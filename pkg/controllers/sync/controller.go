@@ -21,6 +21,7 @@ import (
 
 	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/queueworker"
 )
 
 // FieldManager is the server-side apply field manager of member writes.
@@ -184,19 +185,8 @@ func (c *Controller) Run(ctx context.Context) error {
 }
 
 func (c *Controller) worker(ctx context.Context) {
-	for {
-		key, shutdown := c.queue.Get()
-		if shutdown {
-			return
-		}
-		err := c.Sync(ctx, key)
-		c.queue.Done(key)
-		if err != nil {
-			utilruntime.HandleErrorWithContext(ctx, err, "Syncing a federated object", "type", c.adapter.Name, "key", key)
-			syncMetrics.errors.WithLabelValues(c.adapter.Name, "").Inc()
-			c.queue.AddRateLimited(key)
-			continue
-		}
-		c.queue.Forget(key)
-	}
+	queueworker.Run(ctx, c.queue, queueworker.Handlers[string]{
+		Sync: c.Sync, What: "Syncing a federated " + c.adapter.Kind, KeyName: "key",
+		Failed: func(string, error) { syncMetrics.errors.WithLabelValues(c.adapter.Name, "").Inc() },
+	})
 }
