@@ -11,7 +11,7 @@ DEMO_DIR  ?= $(CURDIR)/.run/demo
 # The e2e suites start real clusters: keep one package at a time on small machines.
 TEST_FLAGS ?= -count=1 -p 1 -timeout 50m
 
-.PHONY: help build tools test test-unit lint bench-apiserver run stop up down demo demo-down clean distclean
+.PHONY: help build tools test test-unit lint bench-apiserver bench-dns run stop up down demo demo-down clean distclean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -31,6 +31,9 @@ test-unit: ## run only the fast tests (no clusters)
 
 bench-apiserver: tools ## federation-apiserver against kube-apiserver: throughput, p50/p99 and ratios
 	$(GO) test ./test/benchmark/apiserver -run '^$$' -bench . -benchtime 1x
+
+bench-dns: tools ## federation-dns: queries/s and p99 against an in-memory server; member endpoint change to DNS answer
+	$(GO) test ./test/integration/dns ./test/e2e/dns -run '^$$' -bench . -benchtime 1x
 
 lint: ## gofmt, go vet, generated code up to date
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -73,7 +73,6 @@ func NewOptions() *Options {
 			Workers:       5,
 			MemberTimeout: 10 * time.Second,
 			DeletionWait:  2 * time.Minute,
-			StatusPeriod:  30 * time.Second,
 			// v1's threshold for pods that cannot be scheduled.
 			UnschedulableWindow: time.Minute,
 		},
@@ -97,7 +96,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Sync.Workers, "concurrent-object-syncs", o.Sync.Workers, "federated objects of one type reconciled in parallel")
 	fs.DurationVar(&o.Sync.MemberTimeout, "member-timeout", o.Sync.MemberTimeout, "timeout of every call to a member cluster")
 	fs.DurationVar(&o.Sync.DeletionWait, "deletion-wait", o.Sync.DeletionWait, "how long a deletion waits for a selected cluster that is not Ready before giving up on its copy")
-	fs.DurationVar(&o.Sync.StatusPeriod, "service-status-period", o.Sync.StatusPeriod, "how often a federated Service re-reads its members' endpoints")
 	fs.DurationVar(&o.Sync.UnschedulableWindow, "unschedulable-pod-window", o.Sync.UnschedulableWindow, "how long pods of a federated Deployment, ReplicaSet or Job may stay unschedulable in a member before its capacity there is lowered and the surplus re-planned onto other clusters (the estimate holds for 5 times this)")
 	fs.StringVar(&o.FederationName, "federation-name", o.FederationName, "name of the federation, as in its DNS names (SERVICE.NAMESPACE.FEDERATION.svc.ZONE) and in the "+membercluster.FederationLabel+" label on member copies")
 	fs.StringVar(&o.DNS.Provider, "dns-provider", o.DNS.Provider, "DNS provider of the service DNS records: coredns")

@@ -10,9 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // startTimeout bounds how long Start waits for etcd to become ready.
@@ -22,6 +25,9 @@ const startTimeout = 60 * time.Second
 type Server struct {
 	etcd      *embed.Etcd
 	clientURL string
+	// stopping silences the log while Stop closes the listeners: etcd
+	// logs each closed listener as an error.
+	stopping *atomic.Bool
 }
 
 // Start runs an etcd member with its data in dataDir/etcd. With clientPort
@@ -36,6 +42,14 @@ func Start(dataDir string, clientPort int) (*Server, error) {
 	cfg.Dir = filepath.Join(dataDir, "etcd")
 	cfg.Logger = "zap"
 	cfg.LogLevel = "error"
+	stopping := &atomic.Bool{}
+	logger, err := zap.NewProduction(zap.IncreaseLevel(zapcore.ErrorLevel), zap.WrapCore(func(core zapcore.Core) zapcore.Core {
+		return unlessStopping{Core: core, stopping: stopping}
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("making the embedded etcd's logger: %w", err)
+	}
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(logger)
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the embedded etcd directory %s: %w", cfg.Dir, err)
 	}
@@ -68,7 +82,7 @@ func Start(dataDir string, clientPort int) (*Server, error) {
 		return nil, fmt.Errorf("embedded etcd in %s not ready after %s", cfg.Dir, startTimeout)
 	}
 	// url.URL.String would escape the socket path's slashes.
-	return &Server{etcd: e, clientURL: clientURL.Scheme + "://" + clientURL.Host}, nil
+	return &Server{etcd: e, clientURL: clientURL.Scheme + "://" + clientURL.Host, stopping: stopping}, nil
 }
 
 // clientListenURL is the unix socket in dir when port is 0, else
@@ -109,5 +123,23 @@ func (s *Server) Err() <-chan error {
 
 // Stop shuts the etcd down and waits until it has.
 func (s *Server) Stop() {
+	s.stopping.Store(true)
 	s.etcd.Close()
+}
+
+// unlessStopping drops log entries once the server is stopping.
+type unlessStopping struct {
+	zapcore.Core
+	stopping *atomic.Bool
+}
+
+func (c unlessStopping) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if c.stopping.Load() {
+		return ce
+	}
+	return c.Core.Check(e, ce)
+}
+
+func (c unlessStopping) With(fields []zapcore.Field) zapcore.Core {
+	return unlessStopping{Core: c.Core.With(fields), stopping: c.stopping}
 }

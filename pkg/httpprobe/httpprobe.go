@@ -18,11 +18,20 @@ var client = &http.Client{Transport: &http.Transport{
 
 // GetOK fails unless GET url answers 200 within two seconds.
 func GetOK(ctx context.Context, url string) error {
+	return GetOKAs(ctx, url, "")
+}
+
+// GetOKAs is GetOK with a bearer token, for servers that let no anonymous
+// caller see their health; no token sends none.
+func GetOKAs(ctx context.Context, url, token string) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -91,6 +91,13 @@ func (p *Plane) planDNS() error {
 	return nil
 }
 
+// DNSCacheSeconds caps how long federation-dns serves an answer from its
+// cache: the cache multiplies the queries it can answer (every miss is an
+// etcd read), and the cap keeps a changed record visible within seconds.
+// Every query is not logged (add the log plugin to the Corefile for that):
+// logging costs more than answering.
+const DNSCacheSeconds = 2
+
 var corefileTemplate = template.Must(template.New("Corefile").Parse(`# Written by kubefed init: the federation zone, served from etcd.
 {{.Zone}}:{{.Port}} {
     bind {{.Host}}
@@ -98,8 +105,8 @@ var corefileTemplate = template.Must(template.New("Corefile").Parse(`# Written b
         endpoint {{.Endpoints}}
         path /skydns
     }
+    cache {{.CacheSeconds}}
     errors
-    log
     health {{.Health}}
     ready {{.Ready}}
     prometheus {{.Metrics}}
@@ -127,6 +134,7 @@ func (p *Plane) writeDNSFiles() error {
 	values := map[string]string{
 		"Zone": zone, "Host": host, "Port": port, "Address": p.DNS.Address,
 		"Health": p.DNS.HealthAddress, "Ready": p.DNS.ReadyAddress, "Metrics": p.DNS.MetricsAddress,
+		"CacheSeconds": strconv.Itoa(DNSCacheSeconds),
 	}
 	for name, tmpl := range map[string]*template.Template{corefile: corefileTemplate, ProviderConfig: providerConfigTemplate} {
 		values["Endpoints"] = strings.Join(p.DNS.EtcdEndpoints, " ")

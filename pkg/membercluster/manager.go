@@ -24,6 +24,7 @@ import (
 	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
 	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/queueworker"
 )
 
 // FederationLabel marks the member-side objects a federation put there; its
@@ -144,20 +145,7 @@ func (m *Manager) Run(ctx context.Context) error {
 }
 
 func (m *Manager) worker(ctx context.Context) {
-	for {
-		name, shutdown := m.queue.Get()
-		if shutdown {
-			return
-		}
-		err := m.sync(ctx, name)
-		m.queue.Done(name)
-		if err != nil {
-			utilruntime.HandleErrorWithContext(ctx, err, "Starting a member's caches", "cluster", name)
-			m.queue.AddRateLimited(name)
-			continue
-		}
-		m.queue.Forget(name)
-	}
+	queueworker.Run(ctx, m.queue, queueworker.Handlers[string]{Sync: m.sync, What: "Starting a member's caches", KeyName: "cluster"})
 }
 
 // sync starts, restarts or stops the caches of one cluster.
@@ -292,6 +280,18 @@ func (m *Manager) Get(cluster string, gvr schema.GroupVersionResource, namespace
 		return nil, false
 	}
 	return mem.get(gvr, namespace, name)
+}
+
+// List returns the labelled objects of gvr in a member's cache, in
+// namespace, that match selector.
+func (m *Manager) List(cluster string, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []*unstructured.Unstructured {
+	m.mu.RLock()
+	mem := m.members[cluster]
+	m.mu.RUnlock()
+	if mem == nil {
+		return nil
+	}
+	return mem.list(gvr, namespace, selector)
 }
 
 // Synced reports whether a usable member's cache of gvr has synced: until

@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -101,6 +102,20 @@ func (m *member) get(gvr schema.GroupVersionResource, namespace, name string) (*
 	}
 	u, ok := obj.(*unstructured.Unstructured)
 	return u, ok
+}
+
+func (m *member) list(gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []*unstructured.Unstructured {
+	inf, ok := m.informer[gvr]
+	if !ok {
+		return nil
+	}
+	var out []*unstructured.Unstructured
+	_ = cache.ListAllByNamespace(inf.Informer().GetIndexer(), namespace, selector, func(obj any) {
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			out = append(out, u)
+		}
+	})
+	return out
 }
 
 func (m *member) stop() {

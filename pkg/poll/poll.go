@@ -24,9 +24,15 @@ func Abort(err error) error { return abort{err} }
 // Until calls check every Interval until it returns nil, returns an Abort
 // error, or timeout passes; the error names what and the last failure.
 func Until(ctx context.Context, timeout time.Duration, what string, check func(ctx context.Context) error) error {
+	return UntilEvery(ctx, timeout, Interval, what, check)
+}
+
+// UntilEvery is Until with another interval, for measurements that need a
+// finer resolution.
+func UntilEvery(ctx context.Context, timeout, interval time.Duration, what string, check func(ctx context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	tick := time.NewTicker(Interval)
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
 		last := check(ctx)

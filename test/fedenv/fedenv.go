@@ -53,7 +53,7 @@ func BuildBinaries(dir string) (string, error) {
 
 // User is a person with their own kubeconfig and home folder.
 type User struct {
-	T          *testing.T
+	T          testing.TB
 	Home       string
 	Kubeconfig string
 	// Bin holds kubefed and the control plane binaries.
@@ -61,7 +61,7 @@ type User struct {
 }
 
 // NewUser makes a user whose kubeconfig already has another context.
-func NewUser(t *testing.T, bin string) *User {
+func NewUser(t testing.TB, bin string) *User {
 	if testing.Short() {
 		t.Skip("end to end: builds the binaries and runs clusters")
 	}
@@ -106,6 +106,9 @@ func (u *User) PlaneDir(name string) string { return filepath.Join(u.Home, ".fed
 func (u *User) InitFederation(name string, extra ...string) string {
 	u.T.Helper()
 	u.T.Cleanup(func() {
+		if u.T.Failed() {
+			u.keepLogs(name)
+		}
 		_, _ = u.Kubefed("delete", name, "--local")
 		for _, p := range localprocess.FindMentioning(u.PlaneDir(name), planePrograms) {
 			_ = p.Stop(time.Second)
@@ -115,7 +118,7 @@ func (u *User) InitFederation(name string, extra ...string) string {
 }
 
 // WithMembers starts member clusters and gives the user their contexts.
-func WithMembers(t *testing.T, u *User, clusters []memberenv.ClusterSpec) *memberenv.Environment {
+func WithMembers(t testing.TB, u *User, clusters []memberenv.ClusterSpec) *memberenv.Environment {
 	t.Helper()
 	env, err := memberenv.Start(context.Background(), memberenv.Options{
 		Dir: filepath.Join(t.TempDir(), "members"), Clusters: clusters, Logf: t.Logf,
@@ -192,4 +195,25 @@ func RunMain(m *testing.M, bin *string) int {
 		return 1
 	}
 	return m.Run()
+}
+
+// keepLogs copies the plane's logs out of the test's temporary folder, which
+// is removed, so that a failure can be understood: into $FEDENV_LOGS (default
+// the system temporary folder), named after the test.
+func (u *User) keepLogs(name string) {
+	root := os.Getenv("FEDENV_LOGS")
+	if root == "" {
+		root = os.TempDir()
+	}
+	dst := filepath.Join(root, "fedenv-logs", strings.NewReplacer("/", "_", " ", "_").Replace(u.T.Name()))
+	logs, _ := filepath.Glob(filepath.Join(u.PlaneDir(name), "logs", "*.log"))
+	if err := os.MkdirAll(dst, 0o755); err != nil || len(logs) == 0 {
+		return
+	}
+	for _, l := range logs {
+		if b, err := os.ReadFile(l); err == nil {
+			_ = os.WriteFile(filepath.Join(dst, filepath.Base(l)), b, 0o644)
+		}
+	}
+	u.T.Logf("the federation's logs are kept in %s", dst)
 }

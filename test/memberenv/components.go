@@ -11,24 +11,28 @@ import (
 func (e *Environment) args(m *Member, component string) []string {
 	switch component {
 	case KubeAPIServer:
-		return []string{
-			"--etcd-servers=" + e.EtcdURL,
-			"--etcd-prefix=/" + m.Spec.Name,
+		var runtimeConfig []string
+		if m.Spec.RuntimeConfig != "" {
+			runtimeConfig = []string{"--runtime-config=" + m.Spec.RuntimeConfig}
+		}
+		return append(runtimeConfig,
+			"--etcd-servers="+e.EtcdURL,
+			"--etcd-prefix=/"+m.Spec.Name,
 			"--bind-address=127.0.0.1",
 			"--advertise-address=127.0.0.1",
-			"--secure-port=" + strconv.Itoa(m.Ports[KubeAPIServer]),
-			"--tls-cert-file=" + m.path("apiserver.crt"),
-			"--tls-private-key-file=" + m.path("apiserver.key"),
-			"--client-ca-file=" + e.PKI.CACert,
-			"--token-auth-file=" + m.path("tokens.csv"),
+			"--secure-port="+strconv.Itoa(m.Ports[KubeAPIServer]),
+			"--tls-cert-file="+m.path("apiserver.crt"),
+			"--tls-private-key-file="+m.path("apiserver.key"),
+			"--client-ca-file="+e.PKI.CACert,
+			"--token-auth-file="+m.path("tokens.csv"),
 			"--authorization-mode=RBAC",
 			"--service-account-issuer=https://kubernetes.default.svc",
-			"--service-account-key-file=" + e.PKI.ServiceAccountKey,
-			"--service-account-signing-key-file=" + e.PKI.ServiceAccountKey,
+			"--service-account-key-file="+e.PKI.ServiceAccountKey,
+			"--service-account-signing-key-file="+e.PKI.ServiceAccountKey,
 			"--service-cluster-ip-range=10.96.0.0/16",
 			"--allow-privileged=true",
 			"--profiling=false",
-		}
+		)
 	case KubeControllerManager:
 		return append(e.componentServing(m, component),
 			"--cert-dir="+m.path("controller-manager-certs"),

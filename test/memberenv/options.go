@@ -15,6 +15,9 @@ type ClusterSpec struct {
 	Zones []string `json:"zones"`
 	// Nodes is how many kwok nodes the cluster has.
 	Nodes int `json:"nodes"`
+	// RuntimeConfig is kube-apiserver's --runtime-config, to make a member
+	// that lacks an API (say "autoscaling/v1=false,autoscaling/v2=false").
+	RuntimeConfig string `json:"runtimeConfig,omitempty"`
 }
 
 // Options configure a new Environment.

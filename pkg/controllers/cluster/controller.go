@@ -30,6 +30,7 @@ import (
 	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
 	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/queueworker"
 )
 
 // Name is the controller's name in --controllers.
@@ -158,22 +159,11 @@ func (c *Controller) Run(ctx context.Context) error {
 }
 
 func (c *Controller) worker(ctx context.Context) {
-	for {
-		key, shutdown := c.queue.Get()
-		if shutdown {
-			return
-		}
-		err := c.sync(ctx, key)
-		c.queue.Done(key)
-		if err != nil {
-			utilruntime.HandleErrorWithContext(ctx, err, "Syncing cluster health", "cluster", key)
-			c.queue.AddRateLimited(key)
-			continue
-		}
-		c.queue.Forget(key)
+	queueworker.Run(ctx, c.queue, queueworker.Handlers[string]{
+		Sync: c.sync, What: "Syncing cluster health", KeyName: "cluster",
 		// Level-based polling: every cluster comes back after a period.
-		c.queue.AddAfter(key, c.opts.Period)
-	}
+		Succeeded: func(key string) { c.queue.AddAfter(key, c.opts.Period) },
+	})
 }
 
 // sync probes one cluster and writes its status when it changed.

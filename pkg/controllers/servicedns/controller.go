@@ -9,6 +9,8 @@ package servicedns
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,6 +29,7 @@ import (
 	"github.com/federation-v1/federation/pkg/dnsprovider"
 	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
 	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/queueworker"
 	"github.com/federation-v1/federation/pkg/servicedns"
 	"github.com/federation-v1/federation/pkg/serviceingresses"
 )
@@ -142,23 +145,11 @@ func (c *Controller) Run(ctx context.Context) error {
 }
 
 func (c *Controller) worker(ctx context.Context) {
-	for {
-		key, shutdown := c.queue.Get()
-		if shutdown {
-			return
-		}
-		if err := c.sync(ctx, key); err != nil {
-			utilruntime.HandleErrorWithContext(ctx, err, "Syncing service DNS records", "service", key)
-			c.queue.AddRateLimited(key)
-		} else {
-			c.queue.Forget(key)
-		}
-		c.queue.Done(key)
-	}
+	queueworker.Run(ctx, c.queue, queueworker.Handlers[string]{Sync: c.sync, What: "Syncing service DNS records", KeyName: "service"})
 }
 
-// sync writes the records the Service should have; none when it is gone or
-// not a LoadBalancer.
+// sync writes the records the Service should have; none when it is gone,
+// being deleted or not a LoadBalancer.
 func (c *Controller) sync(ctx context.Context, key string) error {
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -170,7 +161,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 	var desired []dnsprovider.RecordSet
-	if err == nil && obj.Spec.Type == corev1.ServiceTypeLoadBalancer {
+	// A Service being deleted loses its names at once, not only when its
+	// member copies are gone (that may wait for an Offline cluster).
+	if err == nil && obj.Spec.Type == corev1.ServiceTypeLoadBalancer && obj.DeletionTimestamp == nil {
 		clusters, err := c.clustersOf(obj)
 		if err == nil {
 			desired, err = servicedns.Desired(ctx, c.opts.Records, svc, clusters)
@@ -193,29 +186,35 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	return nil
 }
 
-// clustersOf joins the Service's service-ingresses annotation with the
-// Clusters' health and topology. A cluster that has left the federation
-// does not count.
+// clustersOf joins the Service's service-ingresses annotation with every
+// Cluster's health and topology. Every Cluster counts, also one the
+// annotation does not list (the sync controller leaves out clusters that
+// are not Ready, or where the Service is not placed): its zones and region
+// still get names, which fall back by CNAME (v1 wrote records for every
+// cluster of the federation). A cluster that has left the federation does
+// not count.
 func (c *Controller) clustersOf(svc *corev1.Service) ([]servicedns.Cluster, error) {
 	ingresses, err := serviceingresses.Parse(svc.Annotations[serviceingresses.Annotation])
 	if err != nil {
 		return nil, err
 	}
-	var out []servicedns.Cluster
+	byCluster := map[string]serviceingresses.ClusterIngress{}
 	for _, entry := range ingresses.Items {
-		cluster, err := c.clusters.Get(entry.Cluster)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
+		byCluster[entry.Cluster] = entry
+	}
+	clusters, err := c.clusters.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	var out []servicedns.Cluster
+	for _, cluster := range clusters {
+		entry, listed := byCluster[cluster.Name]
 		dc := servicedns.Cluster{
 			Name:              cluster.Name,
 			Ready:             ready(cluster),
 			Zones:             cluster.Status.Zones,
 			Region:            cluster.Status.Region,
-			HasReadyEndpoints: entry.Items != nil,
+			HasReadyEndpoints: listed && entry.Items != nil,
 		}
 		for _, in := range entry.Items {
 			if in.IP != "" {
@@ -227,5 +226,6 @@ func (c *Controller) clustersOf(svc *corev1.Service) ([]servicedns.Cluster, erro
 		}
 		out = append(out, dc)
 	}
+	slices.SortFunc(out, func(a, b servicedns.Cluster) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }

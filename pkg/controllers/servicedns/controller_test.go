@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -128,6 +129,23 @@ func TestUnhealthyClustersFallBackByCNAME(t *testing.T) {
 	assert.Equal(t, "CNAME nginx.default.fed.svc.europe-west1.example.com.", got["nginx.default.fed.svc.europe-west1-b.europe-west1.example.com."])
 }
 
+// The sync controller leaves a cluster that is no longer Ready out of the
+// annotation: its zone must still fall back by CNAME, not disappear.
+func TestAClusterMissingFromTheAnnotationFallsBackByCNAME(t *testing.T) {
+	clusters := []*fedv1.Cluster{
+		cluster("c1", "us-east1", "us-east1-b", false), // Offline, so not listed
+		cluster("c2", "us-east1", "us-east1-c", true),
+		cluster("c3", "europe-west1", "europe-west1-b", true),
+	}
+	ingresses := `{"items":[{"cluster":"c2","items":[{"ip":"127.1.2.1"}]},{"cluster":"c3","items":[{"ip":"127.1.3.1"}]}]}`
+	f := newFixture(t, clusters, service(ingresses))
+	require.NoError(t, f.c.sync(context.Background(), "default/nginx"))
+	got := f.records(t)
+	assert.Equal(t, "A 127.1.2.1,127.1.3.1", got["nginx.default.fed.svc.example.com."])
+	assert.Equal(t, "A 127.1.2.1", got["nginx.default.fed.svc.us-east1.example.com."])
+	assert.Equal(t, "CNAME nginx.default.fed.svc.us-east1.example.com.", got["nginx.default.fed.svc.us-east1-b.us-east1.example.com."])
+}
+
 func TestDeletedServiceLosesItsRecords(t *testing.T) {
 	f := newFixture(t, threeClusters, service(allThree))
 	require.NoError(t, f.c.sync(context.Background(), "default/nginx"))
@@ -135,6 +153,18 @@ func TestDeletedServiceLosesItsRecords(t *testing.T) {
 	require.NoError(t, f.services.Core().V1().Services().Informer().GetIndexer().Delete(service(allThree)))
 	require.NoError(t, f.c.sync(context.Background(), "default/nginx"))
 	assert.Empty(t, f.records(t))
+}
+
+func TestAServiceBeingDeletedLosesItsRecords(t *testing.T) {
+	svc := service(allThree)
+	f := newFixture(t, threeClusters, svc)
+	require.NoError(t, f.c.sync(context.Background(), "default/nginx"))
+	require.NotEmpty(t, f.records(t))
+	deleting := svc.DeepCopy()
+	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	require.NoError(t, f.services.Core().V1().Services().Informer().GetIndexer().Update(deleting))
+	require.NoError(t, f.c.sync(context.Background(), "default/nginx"))
+	assert.Empty(t, f.records(t), "the finalizer may hold the Service, not its names")
 }
 
 func TestABadAnnotationIsAnEventNotARetry(t *testing.T) {

@@ -45,8 +45,9 @@ type Adapter struct {
 	// target, and marks the target so that members own its replica count.
 	DividesHPA bool
 	// Conditions sets the Propagated condition in status.conditions, which
-	// says which members failed (apps/v1 types, whose condition types are
-	// free).
+	// says which members failed: types whose status has conditions of free
+	// types (apps/v1, Service, HorizontalPodAutoscaler). Not Job: its
+	// conditions drive the job controller, and kubectl reads them.
 	Conditions bool
 }
 

@@ -21,6 +21,7 @@ import (
 
 	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/queueworker"
 )
 
 // FieldManager is the server-side apply field manager of member writes.
@@ -35,9 +36,6 @@ type Options struct {
 	// DeletionWait is how long the deletion of a federated object waits for
 	// a selected cluster that is not Ready before giving up on its copy.
 	DeletionWait time.Duration
-	// StatusPeriod re-reads the members' status of types that bring some
-	// back from what is not watched (a Service's endpoints).
-	StatusPeriod time.Duration
 	// UnschedulableWindow is how long a workload's pods stay unschedulable
 	// in a member before they lower its capacity there.
 	UnschedulableWindow time.Duration
@@ -50,6 +48,7 @@ type Members interface {
 	Clusters() []*fedv1.Cluster
 	AllClusters() ([]*fedv1.Cluster, error)
 	Get(cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool)
+	List(cluster string, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []*unstructured.Unstructured
 	Synced(cluster string, gvr schema.GroupVersionResource) bool
 	Client(cluster string) (dynamic.Interface, error)
 }
@@ -109,6 +108,9 @@ func New(a *Adapter, fed dynamic.Interface, informer informers.GenericInformer, 
 		return nil, err
 	}
 	members.Watch(a.Resource, c)
+	if a.Endpoints {
+		members.Watch(endpointSlices, c)
+	}
 	return c, nil
 }
 
@@ -135,8 +137,9 @@ func (c *Controller) federatedChanged(obj any) {
 	c.queue.Add(key)
 }
 
-// MemberChanged enqueues the federated object of a member copy, or every
-// federated object of a namespace that appeared or left in a member.
+// MemberChanged enqueues the federated object of a member copy (or of a
+// Service's EndpointSlice), or every federated object of a namespace that
+// appeared or left in a member.
 func (c *Controller) MemberChanged(_ string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
 	switch {
 	case gvr == c.adapter.Resource:
@@ -145,6 +148,10 @@ func (c *Controller) MemberChanged(_ string, gvr schema.GroupVersionResource, ob
 			key = obj.GetNamespace() + "/" + key
 		}
 		c.queue.Add(key)
+	case gvr == endpointSlices && c.adapter.Endpoints:
+		if service := obj.GetLabels()[serviceNameLabel]; service != "" {
+			c.queue.Add(obj.GetNamespace() + "/" + service)
+		}
 	case gvr == membercluster.NamespacesResource && c.adapter.Namespaced:
 		c.enqueueAll(obj.GetName())
 	}
@@ -187,19 +194,8 @@ func (c *Controller) Run(ctx context.Context) error {
 }
 
 func (c *Controller) worker(ctx context.Context) {
-	for {
-		key, shutdown := c.queue.Get()
-		if shutdown {
-			return
-		}
-		err := c.Sync(ctx, key)
-		c.queue.Done(key)
-		if err != nil {
-			utilruntime.HandleErrorWithContext(ctx, err, "Syncing a federated object", "type", c.adapter.Name, "key", key)
-			syncMetrics.errors.WithLabelValues(c.adapter.Name, "").Inc()
-			c.queue.AddRateLimited(key)
-			continue
-		}
-		c.queue.Forget(key)
-	}
+	queueworker.Run(ctx, c.queue, queueworker.Handlers[string]{
+		Sync: c.Sync, What: "Syncing a federated " + c.adapter.Kind, KeyName: "key",
+		Failed: func(string, error) { syncMetrics.errors.WithLabelValues(c.adapter.Name, "").Inc() },
+	})
 }

@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -37,6 +38,8 @@ type fakeMembers struct {
 	clients map[string]*dynamicfake.FakeDynamicClient
 	// unsynced clusters' caches of the type have not synced.
 	unsynced []string
+	// slices are the members' cached EndpointSlices.
+	slices map[string][]*unstructured.Unstructured
 }
 
 func newFakeMembers(usable []string, down ...string) *fakeMembers {
@@ -82,6 +85,15 @@ func (m *fakeMembers) Get(cluster string, gvr schema.GroupVersionResource, ns, n
 	}
 	o, ok := m.cache[cluster][key(ns, name)]
 	return o, ok
+}
+func (m *fakeMembers) List(cluster string, gvr schema.GroupVersionResource, ns string, sel labels.Selector) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range m.slices[cluster] {
+		if gvr == endpointSlices && o.GetNamespace() == ns && sel.Matches(labels.Set(o.GetLabels())) {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 func (m *fakeMembers) Synced(cluster string, _ schema.GroupVersionResource) bool {
 	return !slices.Contains(m.unsynced, cluster)

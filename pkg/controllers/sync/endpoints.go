@@ -3,29 +3,28 @@ package sync
 import (
 	"context"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
+// The member EndpointSlices of a federated Service carry the federation's
+// label too: the EndpointSlice controller copies a Service's labels to its
+// slices. So they are watched in the members' label-filtered caches, and an
+// endpoint that becomes ready or unready re-syncs its Service at once.
+var endpointSlices = gvr("discovery.k8s.io", "v1", "endpointslices")
+
+// serviceNameLabel on an EndpointSlice names its Service.
+const serviceNameLabel = "kubernetes.io/service-name"
+
 // readyEndpoints reports whether a member's Service has a ready endpoint,
-// reading its EndpointSlices (not cached: they are not labelled by us).
-// Only asked for Services with a load-balancer address.
-func (c *Controller) readyEndpoints(ctx context.Context, m Member) bool {
+// from the member's cache of EndpointSlices. Only asked for Services with a
+// load-balancer address.
+func (c *Controller) readyEndpoints(_ context.Context, m Member) bool {
 	if len(loadBalancerIngress(m.Object)) == 0 {
 		return false
 	}
-	client, err := c.members.Client(m.Cluster)
-	if err != nil {
-		return false
-	}
-	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
-	defer cancel()
-	list, err := client.Resource(gvr("discovery.k8s.io", "v1", "endpointslices")).Namespace(m.Object.GetNamespace()).
-		List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + m.Object.GetName()})
-	if err != nil {
-		return false
-	}
-	for _, slice := range list.Items {
+	selector := labels.SelectorFromSet(labels.Set{serviceNameLabel: m.Object.GetName()})
+	for _, slice := range c.members.List(m.Cluster, endpointSlices, m.Object.GetNamespace(), selector) {
 		if sliceReady(slice) {
 			return true
 		}
@@ -34,7 +33,7 @@ func (c *Controller) readyEndpoints(ctx context.Context, m Member) bool {
 }
 
 // sliceReady: an endpoint is ready unless its ready condition says false.
-func sliceReady(slice unstructured.Unstructured) bool {
+func sliceReady(slice *unstructured.Unstructured) bool {
 	endpoints, _, _ := unstructured.NestedSlice(slice.Object, "endpoints")
 	for _, e := range endpoints {
 		m, ok := e.(map[string]any)

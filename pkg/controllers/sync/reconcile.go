@@ -141,9 +141,6 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 		if err := c.writeStatus(ctx, fed, results, rolled, failures, planned); err != nil {
 			errs = append(errs, err)
 		}
-		if c.opts.StatusPeriod > 0 && c.adapter.Endpoints {
-			c.queue.AddAfter(key, c.opts.StatusPeriod)
-		}
 	}
 	return errors.Join(errs...)
 }

@@ -19,7 +19,7 @@ var Adapters = []*Adapter{
 	{Name: "secrets", Resource: gvr("", "v1", "secrets"), Kind: "Secret", Namespaced: true,
 		Fields: []string{"data", "type", "immutable"}},
 	{Name: "services", Resource: gvr("", "v1", "services"), Kind: "Service", Namespaced: true,
-		Fields: []string{"spec"}, Prune: pruneService, Status: serviceStatus, Endpoints: true},
+		Fields: []string{"spec"}, Prune: pruneService, Status: serviceStatus, Endpoints: true, Conditions: true},
 	{Name: "deployments", Resource: gvr("apps", "v1", "deployments"), Kind: "Deployment", Namespaced: true,
 		Fields: []string{"spec"}, Status: deploymentStatus, ObservedGeneration: true, Conditions: true,
 		Replicas: &ReplicaFields{Annotation: replicapreferences.DeploymentAnnotation, Fields: []string{"replicas"}}},
@@ -35,7 +35,7 @@ var Adapters = []*Adapter{
 		Replicas: &ReplicaFields{Annotation: replicapreferences.JobAnnotation, Fields: []string{"parallelism", "completions"},
 			Fixed: map[string]bool{"completions": true}}},
 	{Name: "horizontalpodautoscalers", Resource: gvr("autoscaling", "v2", "horizontalpodautoscalers"), Kind: "HorizontalPodAutoscaler",
-		Namespaced: true, Fields: []string{"spec"}, Status: hpaStatus, DividesHPA: true},
+		Namespaced: true, Fields: []string{"spec"}, Status: hpaStatus, Conditions: true, DividesHPA: true},
 }
 
 // pruneService keeps the member's own allocations: cluster IPs, node ports,

@@ -68,7 +68,6 @@ var corefile = template.Must(template.New("Corefile").Parse(`example.com:{{.Port
     ready {{.Ready}}
     prometheus {{.Metrics}}
     errors
-    log
 {{.Plugins}}
 }
 `))
@@ -77,7 +76,7 @@ var corefile = template.Must(template.New("Corefile").Parse(`example.com:{{.Port
 // endpoint, starts federation-dns on free ports, and waits until it
 // answers. The process is stopped at the end of the test, and its output
 // shown if the test failed.
-func startServer(t *testing.T, endpoint string, plugins ...string) *server {
+func startServer(t testing.TB, endpoint string, plugins ...string) *server {
 	t.Helper()
 	dir := t.TempDir()
 	port := freeDNSPort(t)
@@ -191,7 +190,7 @@ func httpGet(url string) (string, error) {
 }
 
 // freeDNSPort returns a 127.0.0.1 port free for both UDP and TCP.
-func freeDNSPort(t *testing.T) int {
+func freeDNSPort(t testing.TB) int {
 	t.Helper()
 	for range 20 {
 		u, err := net.ListenPacket("udp", "127.0.0.1:0")
@@ -211,7 +210,7 @@ func freeDNSPort(t *testing.T) int {
 }
 
 // freeTCPAddr returns a 127.0.0.1 address with a free TCP port.
-func freeTCPAddr(t *testing.T) string {
+func freeTCPAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
