@@ -88,6 +88,13 @@ func TestManagerFollowsClusterHealth(t *testing.T) {
 	}))
 	assert.Equal(t, "c1", m.Clusters()[0].Name, "only the Ready cluster is usable")
 	assert.Equal(t, map[string]int{"c1": 1}, made)
+	// Usable means the namespaces cache synced; the others follow on their own.
+	require.NoError(t, poll.Until(ctx, 10*time.Second, "c1's ConfigMap cache", func(context.Context) error {
+		if !m.Synced("c1", configMaps) {
+			return assert.AnError
+		}
+		return nil
+	}))
 	_, ok := m.Get("c1", configMaps, "ns", "ours")
 	assert.True(t, ok)
 	// The fake client does not filter by label; the real one does. What
