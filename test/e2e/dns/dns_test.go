@@ -79,13 +79,17 @@ func expect(t *testing.T, server string, want map[string]answer) {
 	}))
 }
 
+// nginx's replicas are divided over the clusters; with rebalance every
+// selected Ready cluster runs one again after a step that took them away.
 const nginx = `apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: nginx
   namespace: default
+  annotations:
+    federation.kubernetes.io/deployment-preferences: '{"rebalance":true,"clusters":{"*":{"weight":1}}}'
 spec:
-  replicas: 2
+  replicas: 3
   selector: {matchLabels: {app: nginx}}
   template:
     metadata: {labels: {app: nginx}}
