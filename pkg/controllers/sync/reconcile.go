@@ -201,7 +201,9 @@ func (c *Controller) syncCluster(ctx context.Context, cluster string, fed, desir
 		return cur, nil
 	}
 	reason, message := ReasonUpdate, fmt.Sprintf("Updated %s in cluster %s", what, cluster)
-	if exists && appliedBefore && last != version(cur) {
+	// Changed there while what we send stayed the same (a member's HPA
+	// changing replicas the federation follows is an update, not drift).
+	if exists && appliedBefore && last != version(cur) && cur.GetAnnotations()[HashAnnotation] == hash {
 		message = fmt.Sprintf("Restored %s in cluster %s: it was changed there", what, cluster)
 	}
 	if !exists {
