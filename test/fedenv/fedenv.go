@@ -53,7 +53,7 @@ func BuildBinaries(dir string) (string, error) {
 
 // User is a person with their own kubeconfig and home folder.
 type User struct {
-	T          *testing.T
+	T          testing.TB
 	Home       string
 	Kubeconfig string
 	// Bin holds kubefed and the control plane binaries.
@@ -61,7 +61,7 @@ type User struct {
 }
 
 // NewUser makes a user whose kubeconfig already has another context.
-func NewUser(t *testing.T, bin string) *User {
+func NewUser(t testing.TB, bin string) *User {
 	if testing.Short() {
 		t.Skip("end to end: builds the binaries and runs clusters")
 	}
@@ -115,7 +115,7 @@ func (u *User) InitFederation(name string, extra ...string) string {
 }
 
 // WithMembers starts member clusters and gives the user their contexts.
-func WithMembers(t *testing.T, u *User, clusters []memberenv.ClusterSpec) *memberenv.Environment {
+func WithMembers(t testing.TB, u *User, clusters []memberenv.ClusterSpec) *memberenv.Environment {
 	t.Helper()
 	env, err := memberenv.Start(context.Background(), memberenv.Options{
 		Dir: filepath.Join(t.TempDir(), "members"), Clusters: clusters, Logf: t.Logf,
