@@ -94,7 +94,11 @@ func New(a *Adapter, fed dynamic.Interface, informer informers.GenericInformer, 
 	}
 	if _, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.federatedChanged,
-		UpdateFunc: func(_, obj any) { c.federatedChanged(obj) },
+		UpdateFunc: func(old, obj any) {
+			if needsSync(old, obj) {
+				c.federatedChanged(obj)
+			}
+		},
 		DeleteFunc: c.federatedChanged,
 	}); err != nil {
 		return nil, err

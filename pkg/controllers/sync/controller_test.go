@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -61,6 +62,15 @@ func newFakeMembers(usable []string, down ...string) *fakeMembers {
 			}
 			obj.SetGeneration(1)
 			obj.SetResourceVersion("1")
+			// Managed fields as the member keeps them: those of what was
+			// there before, then ours.
+			managed := []metav1.ManagedFieldsEntry{}
+			if before, err := client.Tracker().Get(p.GetResource(), p.GetNamespace(), p.GetName()); err == nil {
+				if m, err := meta.Accessor(before); err == nil {
+					managed = m.GetManagedFields()
+				}
+			}
+			obj.SetManagedFields(append(managed, metav1.ManagedFieldsEntry{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply}))
 			return true, obj, nil
 		})
 		m.clients[name] = client
@@ -174,7 +184,7 @@ func TestSyncCreatesEverywhereAndAddsFinalizer(t *testing.T) {
 	tc := newTestController(t, adapter("configmaps"), members, configMapObj("a"))
 	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
 	for _, c := range []string{"c1", "c2"} {
-		assert.Equal(t, []string{"get", "patch:" + string(types.ApplyPatchType)}, members.memberActions(c), c)
+		assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions(c), c)
 	}
 	fed, err := tc.fedClient.Resource(adapter("configmaps").Resource).Namespace("ns").Get(context.Background(), "a", metav1.GetOptions{})
 	require.NoError(t, err)
@@ -227,11 +237,21 @@ func TestSyncAdoptsAnExistingObject(t *testing.T) {
 	members := newFakeMembers([]string{"c1"})
 	existing := configMapObj("a")
 	existing.Object["data"] = map[string]any{"k": "theirs"}
+	existing.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kubectl-create", Operation: metav1.ManagedFieldsOperationUpdate}})
 	require.NoError(t, members.clients["c1"].Tracker().Add(existing))
 	tc := newTestController(t, adapter("configmaps"), members, configMapObj("a", Finalizer))
 	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
-	assert.Equal(t, []string{"get", "patch:" + string(types.ApplyPatchType)}, members.memberActions("c1"))
+	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions("c1"))
 	assert.Equal(t, []string{"Normal AdoptInCluster Adopted the existing ConfigMap ns/a in cluster c1"}, tc.events())
+}
+
+func TestSyncReadsFirstWhereTheCacheHasNotSynced(t *testing.T) {
+	members := newFakeMembers([]string{"c1", "c2"})
+	members.unsynced = []string{"c1"}
+	tc := newTestController(t, adapter("configmaps"), members, configMapObj("a", Finalizer))
+	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+	assert.Equal(t, []string{"get", "patch:" + string(types.ApplyPatchType)}, members.memberActions("c1"), "absence from an unsynced cache proves nothing")
+	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions("c2"), "a synced cache without the object: one call")
 }
 
 func TestSyncDeletesWhereNoLongerSelected(t *testing.T) {
@@ -243,7 +263,7 @@ func TestSyncDeletesWhereNoLongerSelected(t *testing.T) {
 	members.put("c2", appliedCopy(t, configMapObj("a")))
 	tc := newTestController(t, adapter("configmaps"), members, fed)
 	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
-	assert.Equal(t, []string{"get", "patch:" + string(types.ApplyPatchType)}, members.memberActions("c1"))
+	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions("c1"))
 	assert.Equal(t, []string{"delete"}, members.memberActions("c2"))
 }
 
@@ -255,7 +275,7 @@ func TestSyncOneFailingClusterDoesNotStopTheOthers(t *testing.T) {
 	tc := newTestController(t, adapter("configmaps"), members, configMapObj("a", Finalizer))
 	err := tc.Sync(context.Background(), "ns/a")
 	require.ErrorContains(t, err, "applying ConfigMap ns/a in cluster c1")
-	assert.Equal(t, []string{"get", "patch:" + string(types.ApplyPatchType)}, members.memberActions("c2"))
+	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions("c2"))
 	events := tc.events()
 	require.Len(t, events, 2)
 	assert.True(t, strings.HasPrefix(events[0], "Normal CreateInCluster Created ConfigMap ns/a in cluster c2"), events[0])
@@ -348,7 +368,7 @@ func TestDeletionOfACopyNotYetInTheCache(t *testing.T) {
 	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
 	require.NoError(t, tc.indexer.Update(deleting(configMapObj("a", Finalizer), 0)))
 	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
-	assert.Equal(t, []string{"get", "patch:" + string(types.ApplyPatchType), "delete"}, members.memberActions("c1"))
+	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType), "delete"}, members.memberActions("c1"))
 }
 
 func TestFederationSystemNeverTravels(t *testing.T) {

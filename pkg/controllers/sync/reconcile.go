@@ -191,8 +191,11 @@ func (c *Controller) syncCluster(ctx context.Context, cluster string, fed, desir
 	if exists && appliedBefore && last != version(cur) {
 		message = fmt.Sprintf("Restored %s in cluster %s: it was changed there", what, cluster)
 	}
-	if !exists {
-		// Not in our cache: either absent, or there without our label.
+	// Written before but not in our cache: not there yet, deleted there, or
+	// our label taken off. (Never written and not in a synced cache: absent
+	// or unlabelled, which the apply's answer tells apart.)
+	firstWrite := !exists && !appliedBefore && c.members.Synced(cluster, c.adapter.Resource)
+	if !exists && !firstWrite {
 		live, err := res.Get(ctx, name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
@@ -210,6 +213,9 @@ func (c *Controller) syncCluster(ctx context.Context, cluster string, fed, desir
 			return live, nil
 		}
 	}
+	if firstWrite {
+		reason, message = ReasonCreate, fmt.Sprintf("Created %s in cluster %s", what, cluster)
+	}
 	start := time.Now()
 	out, err := res.Apply(ctx, name, desired, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 	c.countWrite(cluster, "apply", err)
@@ -220,6 +226,9 @@ func (c *Controller) syncCluster(ctx context.Context, cluster string, fed, desir
 		}
 		c.recorder.Eventf(fed, corev1.EventTypeWarning, failed, "Applying %s in cluster %s failed: %v", what, cluster, err)
 		return nil, fmt.Errorf("applying %s in cluster %s: %w", what, cluster, err)
+	}
+	if firstWrite && adopted(out) {
+		reason, message = ReasonAdopt, fmt.Sprintf("Adopted the existing %s in cluster %s", what, cluster)
 	}
 	klog.FromContext(ctx).V(2).Info("Applied to member", "cluster", cluster, "object", key(ns, name), "took", time.Since(start))
 	c.rememberApplied(appliedKey, out)
