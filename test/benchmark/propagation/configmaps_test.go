@@ -44,6 +44,7 @@ func (bn *bench) burst(ctx context.Context) {
 
 	fed := bn.observe(fedNamespace, fedSelector)
 	m := bn.meter()
+	profiled := bn.profile(scenarioBurst)
 	start = time.Now()
 	bn.check(bn.createAtFederation(ctx, burstNames, "1"))
 	_, last, err = fed.wait(burstNames, start, present("1"), bn.convergeTimeout(len(burstNames)), "federation burst")
@@ -51,6 +52,7 @@ func (bn *bench) burst(ctx context.Context) {
 	bn.check(err)
 	fedTook := last.Sub(start)
 	bn.cost(scenarioBurst, copies, m)
+	profiled()
 	bn.add(scenarioBurst, fmt.Sprintf("copies/s (%d copies)", copies), float64(copies)/fedTook.Seconds(), float64(copies)/refTook.Seconds())
 	bn.add(scenarioBurst, "seconds until the last copy", fedTook.Seconds(), refTook.Seconds())
 }
