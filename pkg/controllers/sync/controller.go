@@ -93,7 +93,7 @@ func New(a *Adapter, fed dynamic.Interface, informer informers.GenericInformer, 
 		changedAt: map[string]time.Time{},
 	}
 	if _, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.federatedChanged,
+		AddFunc: c.federatedChanged,
 		UpdateFunc: func(old, obj any) {
 			if needsSync(old, obj) {
 				c.federatedChanged(obj)
