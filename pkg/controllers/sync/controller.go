@@ -74,6 +74,10 @@ type Controller struct {
 	// changedAt holds when a change of a federated object was seen, for the
 	// propagation latency metric.
 	changedAt map[string]time.Time
+	// released holds, by key, the resourceVersion of a deleted federated
+	// object whose finalizers we removed, until the cache sees it go: the
+	// member events of its copies going must not make us remove them again.
+	released stdsync.Map
 }
 
 // New wires a controller for one type to the federation's informer of it.

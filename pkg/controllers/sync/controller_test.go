@@ -371,6 +371,27 @@ func TestDeletionOfACopyNotYetInTheCache(t *testing.T) {
 	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType), "delete"}, members.memberActions("c1"))
 }
 
+func TestDeletionDoneIsNotRepeatedForTheStaleCache(t *testing.T) {
+	members := newFakeMembers([]string{"c1"})
+	members.put("c1", appliedCopy(t, configMapObj("a")))
+	fed := deleting(configMapObj("a", Finalizer), 0)
+	fed.SetResourceVersion("7")
+	tc := newTestController(t, adapter("configmaps"), members, fed)
+	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+	// The copy's deletion event comes before the cache sees the federated
+	// object go: nothing more to do.
+	delete(members.cache["c1"], "ns/a")
+	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+	assert.Equal(t, []string{"delete"}, members.memberActions("c1"))
+	updates := 0
+	for _, a := range tc.fedClient.Actions() {
+		if a.GetVerb() == "update" {
+			updates++
+		}
+	}
+	assert.Equal(t, 1, updates, "finalizers removed once")
+}
+
 func TestFederationSystemNeverTravels(t *testing.T) {
 	members := newFakeMembers([]string{"c1"})
 	secret := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret"}}

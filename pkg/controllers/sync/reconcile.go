@@ -57,6 +57,7 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	}
 	if apierrors.IsNotFound(err) {
 		c.forgetChange(key)
+		c.released.Delete(key)
 		return nil
 	}
 	if err != nil {
