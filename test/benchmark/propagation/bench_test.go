@@ -45,6 +45,7 @@ func BenchmarkPropagation(b *testing.B) {
 		b.Run(fmt.Sprintf("clusters=%d", n), func(b *testing.B) {
 			bn := setUp(b, bin, n)
 			bn.rep = rep
+			bn.withControllerManagerFlags()
 			ctx := context.Background()
 			for _, s := range allScenarios {
 				if !scenarios[s] {

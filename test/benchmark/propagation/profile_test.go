@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-var profileDir = flag.String("profile-dir", "", "if set, save a CPU profile of the controller manager over the first seconds of each federated burst here")
+var profileDir = flag.String("profile-dir", "", "if set, save here the controller manager's CPU profile over the first seconds of the federated burst, its goroutines 5s in, and its /metrics after")
 
 // profileSeconds is how long the burst's profile runs.
 const profileSeconds = 15
@@ -23,7 +23,31 @@ func (bn *bench) profile(scenario string) func() {
 	}
 	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", bn.u.Plane(federation).ControllerManagerAddress, profileSeconds)
 	path := filepath.Join(*profileDir, fmt.Sprintf("controller-manager-%s-%d.pprof", scenario, len(bn.clusters)))
+	if err := os.MkdirAll(*profileDir, 0o755); err != nil {
+		bn.check(err)
+	}
 	done := make(chan error, 1)
+	dump := func(url, name string) error {
+		resp, err := http.Get(url)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(filepath.Join(*profileDir, fmt.Sprintf("controller-manager-%s-%d.%s", scenario, len(bn.clusters), name)))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(f, resp.Body)
+		return err
+	}
+	base := "http://" + bn.u.Plane(federation).ControllerManagerAddress
+	go func() {
+		time.Sleep(5 * time.Second) // into the burst: where the workers wait
+		if err := dump(base+"/debug/pprof/goroutine?debug=1", "goroutines.txt"); err != nil {
+			bn.note(fmt.Sprintf("%s: goroutine dump: %v", scenario, err))
+		}
+	}()
 	go func() {
 		client := &http.Client{Timeout: (profileSeconds + 30) * time.Second}
 		resp, err := client.Get(url)
@@ -36,10 +60,6 @@ func (bn *bench) profile(scenario string) func() {
 			done <- fmt.Errorf("%s: %s", url, resp.Status)
 			return
 		}
-		if err := os.MkdirAll(*profileDir, 0o755); err != nil {
-			done <- err
-			return
-		}
 		f, err := os.Create(path)
 		if err != nil {
 			done <- err
@@ -50,6 +70,9 @@ func (bn *bench) profile(scenario string) func() {
 		done <- err
 	}()
 	return func() {
+		if err := dump(base+"/metrics", "metrics.txt"); err != nil {
+			bn.note(fmt.Sprintf("%s: metrics: %v", scenario, err))
+		}
 		if err := <-done; err != nil {
 			bn.note(fmt.Sprintf("%s, %d clusters: profiling the controller manager: %v", scenario, len(bn.clusters), err))
 			return
