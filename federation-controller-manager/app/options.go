@@ -71,7 +71,9 @@ func NewOptions() *Options {
 		QPS:   100,
 		Burst: 200,
 		Sync: fedsync.Options{
-			Workers:       5,
+			// Each worker waits on every member of its object: enough of
+			// them to keep the member clients' QPS busy (make bench).
+			Workers:       20,
 			MemberTimeout: 10 * time.Second,
 			DeletionWait:  2 * time.Minute,
 			StatusPeriod:  30 * time.Second,

@@ -245,6 +245,17 @@ func TestSyncAdoptsAnExistingObject(t *testing.T) {
 	assert.Equal(t, []string{"Normal AdoptInCluster Adopted the existing ConfigMap ns/a in cluster c1"}, tc.events())
 }
 
+func TestSyncWithAStaleCacheLooksAgainSoon(t *testing.T) {
+	members := newFakeMembers([]string{"c1"})
+	tc := newTestController(t, adapter("configmaps"), members, configMapObj("a"))
+	tc.fedClient.PrependReactor("update", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(adapter("configmaps").Resource.GroupResource(), "a", fmt.Errorf("the object has been modified"))
+	})
+	require.NoError(t, tc.Sync(context.Background(), "ns/a"), "a conflict is not an error")
+	assert.Empty(t, members.memberActions("c1"), "nothing written from the stale copy")
+	require.Eventually(t, func() bool { return tc.queue.Len() == 1 }, 5*time.Second, 10*time.Millisecond, "requeued")
+}
+
 func TestSyncReadsFirstWhereTheCacheHasNotSynced(t *testing.T) {
 	members := newFakeMembers([]string{"c1", "c2"})
 	members.unsynced = []string{"c1"}

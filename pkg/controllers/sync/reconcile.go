@@ -40,6 +40,10 @@ func ignored(a *Adapter, key string) bool {
 	return ns == membercluster.SecretNamespace || (a.Resource == membercluster.NamespacesResource && name == membercluster.SecretNamespace)
 }
 
+// staleRetry is how soon an object is looked at again when our cache of it
+// was behind the federation apiserver.
+const staleRetry = 250 * time.Millisecond
+
 // Sync reconciles the federated object with key in every member cluster.
 func (c *Controller) Sync(ctx context.Context, key string) error {
 	if ignored(c.adapter, key) {
@@ -70,6 +74,12 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	if !slices.Contains(fed.GetFinalizers(), Finalizer) {
 		fed.SetFinalizers(append(fed.GetFinalizers(), Finalizer))
 		if fed, err = c.resource(ns).Update(ctx, fed, metav1.UpdateOptions{}); err != nil {
+			if apierrors.IsConflict(err) {
+				// Our cache is behind (often: the finalizer is already
+				// there): look again shortly, without the error backoff.
+				c.queue.AddAfter(key, staleRetry)
+				return nil
+			}
 			return fmt.Errorf("adding finalizer to %s %s: %w", c.adapter.Kind, key, err)
 		}
 	}
