@@ -63,6 +63,10 @@ func BenchmarkPropagation(b *testing.B) {
 					bn.deployments(ctx)
 				}
 				fmt.Printf("clusters=%d: %s done in %s\n", n, s, time.Since(start).Round(time.Second))
+				// The figures so far, in case the run is cut short.
+				if err := rep.write(out); err != nil {
+					b.Errorf("writing %s: %v", out, err)
+				}
 			}
 		})
 	}
