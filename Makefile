@@ -11,7 +11,7 @@ DEMO_DIR  ?= $(CURDIR)/.run/demo
 # The e2e suites start real clusters: keep one package at a time on small machines.
 TEST_FLAGS ?= -count=1 -p 1 -timeout 50m
 
-.PHONY: help build tools test test-unit lint bench-apiserver bench-dns run stop up down demo demo-down clean distclean
+.PHONY: help build tools test test-unit lint bench bench-apiserver bench-dns run stop up down demo demo-down clean distclean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -28,6 +28,16 @@ test: lint tools ## lint, then the whole suite: unit, integration and e2e
 
 test-unit: ## run only the fast tests (no clusters)
 	$(GO) test -count=1 -short ./...
+
+# make bench: member cluster counts, one federation each (1,3,6,10), and the
+# scenarios (burst,delete,steady,deployments).
+CLUSTERS  ?= 1,3
+SCENARIOS ?= burst,delete,steady,deployments
+STEADY    ?= 60s
+
+bench: tools ## propagation to CLUSTERS=1,3 members against writing straight to them; table + .run/bench/propagation.json
+	$(GO) test ./test/benchmark/propagation -run '^$$' -bench . -benchtime 1x -timeout 0 \
+	  -args -clusters=$(CLUSTERS) -scenarios=$(SCENARIOS) -steady-duration=$(STEADY) -out=$(CURDIR)/.run/bench/propagation.json
 
 bench-apiserver: tools ## federation-apiserver against kube-apiserver: throughput, p50/p99 and ratios
 	$(GO) test ./test/benchmark/apiserver -run '^$$' -bench . -benchtime 1x

@@ -25,7 +25,8 @@ type Options struct {
 	Master     string
 	// Controllers to run: "*" for all, "name" to add, "-name" to remove.
 	Controllers []string
-	// Address serves /healthz and /metrics over HTTP; empty disables it.
+	// Address serves /healthz, /metrics and /debug/pprof/ over HTTP; empty
+	// disables it.
 	Address string
 	// Cluster tunes the cluster health controller.
 	Cluster cluster.Options
@@ -70,7 +71,9 @@ func NewOptions() *Options {
 		QPS:   100,
 		Burst: 200,
 		Sync: fedsync.Options{
-			Workers:       5,
+			// Each worker waits on every member of its object: enough of
+			// them to keep the member clients' QPS busy (make bench).
+			Workers:       20,
 			MemberTimeout: 10 * time.Second,
 			DeletionWait:  2 * time.Minute,
 			// v1's threshold for pods that cannot be scheduled.
@@ -85,7 +88,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Master, "master", o.Master, "address of the federation apiserver; overrides the kubeconfig's")
 	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, fmt.Sprintf(
 		"controllers to run: '*' runs all, 'foo' adds foo, '-foo' removes foo. All: %v", sets.List(sets.KeySet(controllers))))
-	fs.StringVar(&o.Address, "address", o.Address, "host:port serving /healthz and /metrics over HTTP; empty disables it")
+	fs.StringVar(&o.Address, "address", o.Address, "host:port serving /healthz, /metrics and /debug/pprof/ over HTTP (bind it to loopback); empty disables it")
 	fs.DurationVar(&o.Cluster.Period, "cluster-monitor-period", o.Cluster.Period, "how often each member cluster's health is probed")
 	fs.DurationVar(&o.Cluster.Timeout, "cluster-probe-timeout", o.Cluster.Timeout, "how long one health probe may take")
 	fs.IntVar(&o.Cluster.Thresholds.Failure, "cluster-failure-threshold", o.Cluster.Thresholds.Failure, "consecutive failed probes before a Ready cluster is marked NotReady or Offline")

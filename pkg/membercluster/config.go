@@ -25,6 +25,13 @@ const (
 // own: an unreachable member must never block the controllers.
 const RequestTimeout = 30 * time.Second
 
+// ClientQPS and ClientBurst limit the calls to each member cluster; every
+// member has its own budget.
+const (
+	ClientQPS   = 100
+	ClientBurst = 200
+)
+
 // ServerAddress picks the member's address for this control plane: the entry
 // for every client (0.0.0.0/0 or ::/0) when there is one, else the first.
 func ServerAddress(cluster *fedv1.Cluster) (string, error) {

@@ -341,7 +341,7 @@ func dynamicClient(cluster *fedv1.Cluster, secret *corev1.Secret) (dynamic.Inter
 	if err != nil {
 		return nil, err
 	}
-	cfg.QPS, cfg.Burst = 100, 200
+	cfg.QPS, cfg.Burst = ClientQPS, ClientBurst
 	client, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", cluster.Name, err)

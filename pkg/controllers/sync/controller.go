@@ -81,6 +81,10 @@ type Controller struct {
 	// changedAt holds when a change of a federated object was seen, for the
 	// propagation latency metric.
 	changedAt map[string]time.Time
+	// released holds, by key, the resourceVersion of a deleted federated
+	// object whose finalizers we removed, until the cache sees it go: the
+	// member events of its copies going must not make us remove them again.
+	released stdsync.Map
 }
 
 // New wires a controller for one type to the federation's informer of it.
@@ -101,8 +105,12 @@ func New(a *Adapter, fed dynamic.Interface, informer informers.GenericInformer, 
 		changedAt: map[string]time.Time{},
 	}
 	if _, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.federatedChanged,
-		UpdateFunc: func(_, obj any) { c.federatedChanged(obj) },
+		AddFunc: c.federatedChanged,
+		UpdateFunc: func(old, obj any) {
+			if needsSync(old, obj) {
+				c.federatedChanged(obj)
+			}
+		},
 		DeleteFunc: c.federatedChanged,
 	}); err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -64,6 +65,15 @@ func newFakeMembers(usable []string, down ...string) *fakeMembers {
 			}
 			obj.SetGeneration(1)
 			obj.SetResourceVersion("1")
+			// Managed fields as the member keeps them: those of what was
+			// there before, then ours.
+			managed := []metav1.ManagedFieldsEntry{}
+			if before, err := client.Tracker().Get(p.GetResource(), p.GetNamespace(), p.GetName()); err == nil {
+				if m, err := meta.Accessor(before); err == nil {
+					managed = m.GetManagedFields()
+				}
+			}
+			obj.SetManagedFields(append(managed, metav1.ManagedFieldsEntry{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply}))
 			return true, obj, nil
 		})
 		m.clients[name] = client
@@ -186,7 +196,7 @@ func TestSyncCreatesEverywhereAndAddsFinalizer(t *testing.T) {
 	tc := newTestController(t, adapter("configmaps"), members, configMapObj("a"))
 	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
 	for _, c := range []string{"c1", "c2"} {
-		assert.Equal(t, []string{"get", "patch:" + string(types.ApplyPatchType)}, members.memberActions(c), c)
+		assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions(c), c)
 	}
 	fed, err := tc.fedClient.Resource(adapter("configmaps").Resource).Namespace("ns").Get(context.Background(), "a", metav1.GetOptions{})
 	require.NoError(t, err)
@@ -239,11 +249,32 @@ func TestSyncAdoptsAnExistingObject(t *testing.T) {
 	members := newFakeMembers([]string{"c1"})
 	existing := configMapObj("a")
 	existing.Object["data"] = map[string]any{"k": "theirs"}
+	existing.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kubectl-create", Operation: metav1.ManagedFieldsOperationUpdate}})
 	require.NoError(t, members.clients["c1"].Tracker().Add(existing))
 	tc := newTestController(t, adapter("configmaps"), members, configMapObj("a", Finalizer))
 	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
-	assert.Equal(t, []string{"get", "patch:" + string(types.ApplyPatchType)}, members.memberActions("c1"))
+	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions("c1"))
 	assert.Equal(t, []string{"Normal AdoptInCluster Adopted the existing ConfigMap ns/a in cluster c1"}, tc.events())
+}
+
+func TestSyncWithAStaleCacheLooksAgainSoon(t *testing.T) {
+	members := newFakeMembers([]string{"c1"})
+	tc := newTestController(t, adapter("configmaps"), members, configMapObj("a"))
+	tc.fedClient.PrependReactor("update", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(adapter("configmaps").Resource.GroupResource(), "a", fmt.Errorf("the object has been modified"))
+	})
+	require.NoError(t, tc.Sync(context.Background(), "ns/a"), "a conflict is not an error")
+	assert.Empty(t, members.memberActions("c1"), "nothing written from the stale copy")
+	require.Eventually(t, func() bool { return tc.queue.Len() == 1 }, 5*time.Second, 10*time.Millisecond, "requeued")
+}
+
+func TestSyncReadsFirstWhereTheCacheHasNotSynced(t *testing.T) {
+	members := newFakeMembers([]string{"c1", "c2"})
+	members.unsynced = []string{"c1"}
+	tc := newTestController(t, adapter("configmaps"), members, configMapObj("a", Finalizer))
+	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+	assert.Equal(t, []string{"get", "patch:" + string(types.ApplyPatchType)}, members.memberActions("c1"), "absence from an unsynced cache proves nothing")
+	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions("c2"), "a synced cache without the object: one call")
 }
 
 func TestSyncDeletesWhereNoLongerSelected(t *testing.T) {
@@ -255,7 +286,7 @@ func TestSyncDeletesWhereNoLongerSelected(t *testing.T) {
 	members.put("c2", appliedCopy(t, configMapObj("a")))
 	tc := newTestController(t, adapter("configmaps"), members, fed)
 	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
-	assert.Equal(t, []string{"get", "patch:" + string(types.ApplyPatchType)}, members.memberActions("c1"))
+	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions("c1"))
 	assert.Equal(t, []string{"delete"}, members.memberActions("c2"))
 }
 
@@ -267,7 +298,7 @@ func TestSyncOneFailingClusterDoesNotStopTheOthers(t *testing.T) {
 	tc := newTestController(t, adapter("configmaps"), members, configMapObj("a", Finalizer))
 	err := tc.Sync(context.Background(), "ns/a")
 	require.ErrorContains(t, err, "applying ConfigMap ns/a in cluster c1")
-	assert.Equal(t, []string{"get", "patch:" + string(types.ApplyPatchType)}, members.memberActions("c2"))
+	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions("c2"))
 	events := tc.events()
 	require.Len(t, events, 2)
 	assert.True(t, strings.HasPrefix(events[0], "Normal CreateInCluster Created ConfigMap ns/a in cluster c2"), events[0])
@@ -360,7 +391,28 @@ func TestDeletionOfACopyNotYetInTheCache(t *testing.T) {
 	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
 	require.NoError(t, tc.indexer.Update(deleting(configMapObj("a", Finalizer), 0)))
 	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
-	assert.Equal(t, []string{"get", "patch:" + string(types.ApplyPatchType), "delete"}, members.memberActions("c1"))
+	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType), "delete"}, members.memberActions("c1"))
+}
+
+func TestDeletionDoneIsNotRepeatedForTheStaleCache(t *testing.T) {
+	members := newFakeMembers([]string{"c1"})
+	members.put("c1", appliedCopy(t, configMapObj("a")))
+	fed := deleting(configMapObj("a", Finalizer), 0)
+	fed.SetResourceVersion("7")
+	tc := newTestController(t, adapter("configmaps"), members, fed)
+	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+	// The copy's deletion event comes before the cache sees the federated
+	// object go: nothing more to do.
+	delete(members.cache["c1"], "ns/a")
+	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+	assert.Equal(t, []string{"delete"}, members.memberActions("c1"))
+	updates := 0
+	for _, a := range tc.fedClient.Actions() {
+		if a.GetVerb() == "update" {
+			updates++
+		}
+	}
+	assert.Equal(t, 1, updates, "finalizers removed once")
 }
 
 func TestFederationSystemNeverTravels(t *testing.T) {

@@ -41,6 +41,10 @@ func (c *Controller) delete(ctx context.Context, fed *unstructured.Unstructured)
 	}
 	orphan := Orphaned(fed)
 	ns, name := fed.GetNamespace(), fed.GetName()
+	if rv, ok := c.released.Load(key(ns, name)); ok && rv == fed.GetResourceVersion() {
+		// Already let go; the cache has not seen it leave yet.
+		return nil
+	}
 	what := fmt.Sprintf("%s %s", c.adapter.Kind, key(ns, name))
 	usable := map[string]bool{}
 	var (
@@ -88,12 +92,14 @@ func (c *Controller) delete(ctx context.Context, fed *unstructured.Unstructured)
 			return err
 		}
 	}
+	rv := fed.GetResourceVersion()
 	fed.SetFinalizers(slices.DeleteFunc(fins, func(f string) bool {
 		return f == Finalizer || f == orphanFinalizer || f == foregroundFinalizer
 	}))
 	if _, err := c.resource(ns).Update(ctx, fed, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("removing finalizers of %s: %w", what, err)
 	}
+	c.released.Store(key(ns, name), rv)
 	return nil
 }
 

@@ -40,6 +40,10 @@ func ignored(a *Adapter, key string) bool {
 	return ns == membercluster.SecretNamespace || (a.Resource == membercluster.NamespacesResource && name == membercluster.SecretNamespace)
 }
 
+// staleRetry is how soon an object is looked at again when our cache of it
+// was behind the federation apiserver.
+const staleRetry = 250 * time.Millisecond
+
 // Sync reconciles the federated object with key in every member cluster.
 func (c *Controller) Sync(ctx context.Context, key string) error {
 	if ignored(c.adapter, key) {
@@ -57,6 +61,7 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	}
 	if apierrors.IsNotFound(err) {
 		c.forgetChange(key)
+		c.released.Delete(key)
 		return nil
 	}
 	if err != nil {
@@ -74,6 +79,12 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	if !slices.Contains(fed.GetFinalizers(), Finalizer) {
 		fed.SetFinalizers(append(fed.GetFinalizers(), Finalizer))
 		if fed, err = c.resource(ns).Update(ctx, fed, metav1.UpdateOptions{}); err != nil {
+			if apierrors.IsConflict(err) {
+				// Our cache is behind (often: the finalizer is already
+				// there): look again shortly, without the error backoff.
+				c.queue.AddAfter(key, staleRetry)
+				return nil
+			}
 			return fmt.Errorf("adding finalizer to %s %s: %w", c.adapter.Kind, key, err)
 		}
 	}
@@ -206,8 +217,11 @@ func (c *Controller) syncCluster(ctx context.Context, cluster string, fed, desir
 	if exists && appliedBefore && last != version(cur) && cur.GetAnnotations()[HashAnnotation] == hash {
 		message = fmt.Sprintf("Restored %s in cluster %s: it was changed there", what, cluster)
 	}
-	if !exists {
-		// Not in our cache: either absent, or there without our label.
+	// Written before but not in our cache: not there yet, deleted there, or
+	// our label taken off. (Never written and not in a synced cache: absent
+	// or unlabelled, which the apply's answer tells apart.)
+	firstWrite := !exists && !appliedBefore && c.members.Synced(cluster, c.adapter.Resource)
+	if !exists && !firstWrite {
 		live, err := res.Get(ctx, name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
@@ -225,6 +239,9 @@ func (c *Controller) syncCluster(ctx context.Context, cluster string, fed, desir
 			return live, nil
 		}
 	}
+	if firstWrite {
+		reason, message = ReasonCreate, fmt.Sprintf("Created %s in cluster %s", what, cluster)
+	}
 	start := time.Now()
 	out, err := res.Apply(ctx, name, desired, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 	c.countWrite(cluster, "apply", err)
@@ -235,6 +252,9 @@ func (c *Controller) syncCluster(ctx context.Context, cluster string, fed, desir
 		}
 		c.recorder.Eventf(fed, corev1.EventTypeWarning, failed, "Applying %s in cluster %s failed: %v", what, cluster, err)
 		return nil, fmt.Errorf("applying %s in cluster %s: %w", what, cluster, err)
+	}
+	if firstWrite && adopted(out) {
+		reason, message = ReasonAdopt, fmt.Sprintf("Adopted the existing %s in cluster %s", what, cluster)
 	}
 	klog.FromContext(ctx).V(2).Info("Applied to member", "cluster", cluster, "object", key(ns, name), "took", time.Since(start))
 	c.rememberApplied(appliedKey, out)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -181,6 +182,16 @@ func (f *fixture) metrics() string {
 func (f *fixture) memberWrites() float64 {
 	f.t.Helper()
 	total := 0.0
+	for _, v := range f.memberWriteCounters() {
+		total += v
+	}
+	return total
+}
+
+// memberWriteCounters returns federation_sync_member_writes_total by labels.
+func (f *fixture) memberWriteCounters() map[string]float64 {
+	f.t.Helper()
+	out := map[string]float64{}
 	sc := bufio.NewScanner(strings.NewReader(f.metrics()))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -191,9 +202,21 @@ func (f *fixture) memberWrites() float64 {
 		fields := strings.Fields(line)
 		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
 		require.NoError(f.t, err, line)
-		total += v
+		out[strings.TrimPrefix(fields[0], "federation_sync_member_writes_total")] = v
 	}
-	return total
+	return out
+}
+
+// changedCounters lists the counters that differ between two readings.
+func changedCounters(before, after map[string]float64) []string {
+	var out []string
+	for k, v := range after {
+		if before[k] != v {
+			out = append(out, fmt.Sprintf("%s %v->%v", k, before[k], v))
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // in returns the fixture for a subtest.
@@ -282,9 +305,11 @@ func (f *fixture) atRest(window time.Duration) {
 		return nil
 	}))
 	start := time.Now()
+	counters := f.memberWriteCounters()
 	err := poll.Until(context.Background(), window, "the end of the quiet window", func(context.Context) error {
 		if now := f.memberWrites(); now != last {
-			return poll.Abort(fmt.Errorf("%v member writes after %s at rest", now-last, time.Since(start)))
+			return poll.Abort(fmt.Errorf("%v member writes after %s at rest: %v", now-last, time.Since(start),
+				changedCounters(counters, f.memberWriteCounters())))
 		}
 		return fmt.Errorf("quiet for %s", time.Since(start))
 	})

@@ -1,0 +1,16 @@
+package sync
+
+import "k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+// adopted tells, from what a member answered to our first apply of an
+// object, whether the object was already there: then another field manager
+// than ours holds some of its fields. A first write is applied without
+// reading the member first, so that a new object costs one call per member.
+func adopted(applied *unstructured.Unstructured) bool {
+	for _, f := range applied.GetManagedFields() {
+		if f.Manager != FieldManager {
+			return true
+		}
+	}
+	return false
+}

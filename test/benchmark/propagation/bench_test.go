@@ -1,0 +1,73 @@
+package propagation
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/federation-v1/federation/test/fedenv"
+)
+
+// BenchmarkPropagation runs the scenarios for each -clusters count, each
+// against a new federation and new members, prints the tables and writes
+// the JSON. The workload is fixed: run it once, with -benchtime 1x.
+func BenchmarkPropagation(b *testing.B) {
+	requireTools(b)
+	counts, err := parseCounts(*clustersFlag)
+	if err != nil {
+		b.Fatal(err)
+	}
+	scenarios, err := parseScenarios(*scenariosFlag)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := *outFlag
+	if out == "" {
+		out = filepath.Join(moduleRoot(b), ".run", "bench", "propagation.json")
+	}
+	bin, err := fedenv.BuildBinaries(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rep := &report{Date: time.Now(), Machine: machine()}
+	defer func() {
+		rep.print(os.Stdout)
+		if err := rep.write(out); err != nil {
+			b.Errorf("writing %s: %v", out, err)
+		} else {
+			fmt.Printf("figures written to %s\n", out)
+		}
+	}()
+	for _, n := range counts {
+		b.Run(fmt.Sprintf("clusters=%d", n), func(b *testing.B) {
+			bn := setUp(b, bin, n)
+			bn.rep = rep
+			bn.withControllerManagerFlags()
+			ctx := context.Background()
+			for _, s := range allScenarios {
+				if !scenarios[s] {
+					continue
+				}
+				start := time.Now()
+				switch s {
+				case scenarioBurst:
+					bn.burst(ctx)
+				case scenarioDelete:
+					bn.deletion(ctx)
+				case scenarioSteady:
+					bn.steady(ctx)
+				case scenarioDeployments:
+					bn.deployments(ctx)
+				}
+				fmt.Printf("clusters=%d: %s done in %s\n", n, s, time.Since(start).Round(time.Second))
+				// The figures so far, in case the run is cut short.
+				if err := rep.write(out); err != nil {
+					b.Errorf("writing %s: %v", out, err)
+				}
+			}
+		})
+	}
+}

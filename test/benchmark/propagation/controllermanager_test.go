@@ -1,0 +1,61 @@
+package propagation
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/localprocess"
+	"github.com/federation-v1/federation/pkg/poll"
+)
+
+var controllerManagerFlags = flag.String("controller-manager-flags", "",
+	"extra flags of the controller manager, space-separated (e.g. --concurrent-object-syncs=10); the reference takes its concurrency from them too")
+
+// withControllerManagerFlags replaces the plane's controller manager by one
+// with the -controller-manager-flags, on the same kubeconfig and address.
+func (bn *bench) withControllerManagerFlags() {
+	extra := strings.Fields(*controllerManagerFlags)
+	if len(extra) == 0 {
+		return
+	}
+	for _, f := range extra {
+		if v, ok := strings.CutPrefix(f, "--concurrent-object-syncs="); ok {
+			n, err := strconv.Atoi(v)
+			bn.check(err)
+			bn.workers = n
+		}
+	}
+	dir := bn.u.PlaneDir(federation)
+	for _, p := range localprocess.FindMentioning(dir, map[string]bool{localplane.ControllerManager: true}) {
+		bn.check(p.Stop(5 * time.Second))
+	}
+	plane := bn.u.Plane(federation)
+	p := &localprocess.Process{
+		Name: localplane.ControllerManager,
+		Path: filepath.Join(bn.u.Bin, localplane.ControllerManager),
+		Args: append([]string{
+			"--kubeconfig=" + filepath.Join(dir, localplane.ControllerManagerKubeconfig),
+			"--address=" + plane.ControllerManagerAddress,
+			"--federation-name=" + federation,
+		}, extra...),
+		Log: filepath.Join(dir, "controller-manager-bench.log"),
+	}
+	bn.check(p.Start(false))
+	bn.b.Cleanup(func() { _ = p.Stop(5 * time.Second) })
+	bn.check(poll.Until(context.Background(), 30*time.Second, "the restarted controller manager's /healthz", func(context.Context) error {
+		resp, err := http.Get("http://" + plane.ControllerManagerAddress + "/healthz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	}))
+	bn.note(fmt.Sprintf("%d clusters: controller manager run with %s", len(bn.clusters), *controllerManagerFlags))
+}

@@ -1,0 +1,98 @@
+package propagation
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// clockTicks is USER_HZ, the unit of the CPU times in /proc/PID/stat.
+const clockTicks = 100
+
+// usage is what one process spent over a scenario.
+type usage struct {
+	CPUSeconds float64 `json:"cpuSeconds"`
+	// PeakRSSMiB is the peak resident memory over the scenario (since
+	// process start when the kernel refused to reset it).
+	PeakRSSMiB float64 `json:"peakRSSMiB"`
+}
+
+// meter measures processes between start and stop.
+type meter struct {
+	pids map[string]int
+	cpu  map[string]float64
+	errs []error
+}
+
+// startMeter notes the processes' CPU time and resets their peak RSS.
+func startMeter(pids map[string]int) *meter {
+	m := &meter{pids: pids, cpu: map[string]float64{}}
+	for name, pid := range pids {
+		cpu, err := cpuSeconds(pid)
+		if err != nil {
+			m.errs = append(m.errs, err)
+		}
+		m.cpu[name] = cpu
+		// 5 resets VmHWM to the current RSS (Linux 4.0 and later).
+		if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
+			m.errs = append(m.errs, fmt.Errorf("resetting the peak RSS of %s: %w", name, err))
+		}
+	}
+	return m
+}
+
+// stop returns each process's CPU seconds since start and its peak RSS.
+func (m *meter) stop() (map[string]usage, error) {
+	out := map[string]usage{}
+	for name, pid := range m.pids {
+		cpu, err := cpuSeconds(pid)
+		if err != nil {
+			return nil, err
+		}
+		hwm, err := statusKB(pid, "VmHWM:")
+		if err != nil {
+			return nil, err
+		}
+		out[name] = usage{CPUSeconds: cpu - m.cpu[name], PeakRSSMiB: float64(hwm) / 1024}
+	}
+	if len(m.errs) > 0 {
+		return out, m.errs[0]
+	}
+	return out, nil
+}
+
+// cpuSeconds is the user and system time of pid.
+func cpuSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("reading the CPU time of pid %d: %w", pid, err)
+	}
+	// The command name may hold spaces: fields count from after its ')'.
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("pid %d: short /proc/PID/stat: %q", pid, s)
+	}
+	// utime and stime are fields 14 and 15 of stat, 12 and 13 after ')'.
+	utime, err1 := strconv.ParseFloat(fields[11], 64)
+	stime, err2 := strconv.ParseFloat(fields[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("pid %d: parsing utime %q and stime %q", pid, fields[11], fields[12])
+	}
+	return (utime + stime) / clockTicks, nil
+}
+
+// statusKB reads a kB field of /proc/PID/status.
+func statusKB(pid int, field string) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("reading the memory of pid %d: %w", pid, err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, field); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("pid %d: no %s in /proc/PID/status", pid, field)
+}

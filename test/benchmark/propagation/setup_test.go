@@ -1,0 +1,176 @@
+package propagation
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/federation-v1/federation/federation-controller-manager/app"
+	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/localprocess"
+	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/poll"
+	"github.com/federation-v1/federation/test/fedenv"
+	"github.com/federation-v1/federation/test/memberenv"
+)
+
+// Names of the run: the federation, its namespace, and the namespace the
+// reference writes to in the members.
+const (
+	federation   = "bench"
+	fedNamespace = "bench"
+	refNamespace = "reference"
+	// refLabel marks the reference's objects in the members.
+	refLabel = "bench.federation.kubernetes.io/reference"
+)
+
+// bench is a federation joined to n member clusters, with the clients the
+// scenarios use.
+type bench struct {
+	b        *testing.B
+	u        *fedenv.User
+	clusters []string
+	// fed creates federated objects with no client-side rate limit.
+	fed kubernetes.Interface
+	// watchers observe the members with no client-side rate limit.
+	watchers map[string]kubernetes.Interface
+	// ref are the reference's member clients: the controller manager's
+	// member settings (membercluster.ClientQPS/ClientBurst).
+	ref map[string]dynamic.Interface
+	// workers is the reference's objects in flight per member: the
+	// controller manager's --concurrent-object-syncs.
+	workers int
+	// rep collects the figures of every cluster count.
+	rep *report
+}
+
+// moduleRoot is the folder of go.mod.
+func moduleRoot(b *testing.B) string {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		b.Fatalf("finding the module root: %v", err)
+	}
+	return filepath.Dir(strings.TrimSpace(string(out)))
+}
+
+// requireTools skips without the cached Kubernetes binaries.
+func requireTools(b *testing.B) {
+	path := filepath.Join(moduleRoot(b), ".cache", "bin", "kubernetes-v1.36.3", "kube-apiserver")
+	if _, err := os.Stat(path); err != nil {
+		b.Skipf("no cached Kubernetes binaries (%v): run make tools", err)
+	}
+}
+
+// setUp starts n member clusters and a local federation joined to all of
+// them; everything stops when b ends.
+func setUp(b *testing.B, bin string, n int) *bench {
+	start := time.Now()
+	u := fedenv.NewUser(b, bin)
+	env := fedenv.WithMembers(b, u, memberenv.DefaultClusters(n, 1))
+	u.InitFederation(federation)
+	bn := &bench{b: b, u: u, watchers: map[string]kubernetes.Interface{}, ref: map[string]dynamic.Interface{},
+		workers: app.NewOptions().Sync.Workers}
+	want := map[string]string{}
+	for i := 1; i <= n; i++ {
+		c := fmt.Sprintf("cluster%d", i)
+		bn.clusters = append(bn.clusters, c)
+		u.MustKubefed("join", c, "--context="+federation)
+		want[c] = "Ready"
+	}
+	u.WaitClusterStatus(federation, 3*time.Minute, want)
+
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: u.Kubeconfig}, &clientcmd.ConfigOverrides{CurrentContext: federation}).ClientConfig()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.QPS = -1
+	if bn.fed, err = kubernetes.NewForConfig(cfg); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range bn.clusters {
+		mcfg, err := env.RESTConfig(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		watch := rest.CopyConfig(mcfg)
+		watch.QPS = -1
+		watch.ContentType = "application/vnd.kubernetes.protobuf"
+		if bn.watchers[c], err = kubernetes.NewForConfig(watch); err != nil {
+			b.Fatal(err)
+		}
+		ref := rest.CopyConfig(mcfg)
+		ref.QPS, ref.Burst = membercluster.ClientQPS, membercluster.ClientBurst
+		if bn.ref[c], err = dynamic.NewForConfig(ref); err != nil {
+			b.Fatal(err)
+		}
+	}
+	bn.namespaces()
+	fmt.Printf("clusters=%d: %d members and a federation joined to them ready after %s\n", n, n, time.Since(start).Round(time.Second))
+	return bn
+}
+
+// namespaces creates the federation's namespace (propagated) and the
+// reference's (straight in every member), and waits until pods can be
+// created in both everywhere (their default ServiceAccount exists).
+func (bn *bench) namespaces() {
+	ctx := context.Background()
+	if _, err := bn.fed.CoreV1().Namespaces().Create(ctx, namespace(fedNamespace), metav1.CreateOptions{}); err != nil {
+		bn.b.Fatalf("creating namespace %s at the federation: %v", fedNamespace, err)
+	}
+	for _, c := range bn.clusters {
+		if _, err := bn.watchers[c].CoreV1().Namespaces().Create(ctx, namespace(refNamespace), metav1.CreateOptions{}); err != nil {
+			bn.b.Fatalf("creating namespace %s in %s: %v", refNamespace, c, err)
+		}
+	}
+	err := poll.Until(ctx, 2*time.Minute, "namespaces "+fedNamespace+" and "+refNamespace+" with a default ServiceAccount in every member", func(ctx context.Context) error {
+		for _, c := range bn.clusters {
+			for _, ns := range []string{fedNamespace, refNamespace} {
+				if _, err := bn.watchers[c].CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{}); err != nil {
+					if apierrors.IsNotFound(err) {
+						return fmt.Errorf("not yet in %s/%s", c, ns)
+					}
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		bn.b.Fatal(err)
+	}
+}
+
+func namespace(name string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
+// planePIDs returns the process ids of the controller manager and the
+// federation apiserver.
+func (bn *bench) planePIDs() (controllerManager, apiserver int) {
+	for _, p := range localprocess.FindMentioning(bn.u.PlaneDir(federation), fedenv.PlanePrograms()) {
+		switch p.Name {
+		case localplane.ControllerManager:
+			controllerManager = p.Pid
+		case localplane.APIServer:
+			apiserver = p.Pid
+		}
+	}
+	if controllerManager == 0 || apiserver == 0 {
+		bn.b.Fatalf("finding the plane's processes: controller manager pid %d, apiserver pid %d", controllerManager, apiserver)
+	}
+	return controllerManager, apiserver
+}
