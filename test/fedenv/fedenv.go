@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/federation-v1/federation/pkg/httpprobe"
 	"github.com/federation-v1/federation/pkg/localplane"
 	"github.com/federation-v1/federation/pkg/localprocess"
 	"github.com/federation-v1/federation/pkg/poll"
@@ -216,4 +217,32 @@ func (u *User) keepLogs(name string) {
 		}
 	}
 	u.T.Logf("the federation's logs are kept in %s", dst)
+}
+
+// RestartControllerManager replaces the controller manager of the local
+// federation name by one with extra flags, on the same kubeconfig and
+// address, waits for its /healthz and returns its log's path. The test's
+// cleanup stops it.
+func (u *User) RestartControllerManager(name string, flags ...string) string {
+	u.T.Helper()
+	dir := u.PlaneDir(name)
+	for _, p := range localprocess.FindMentioning(dir, map[string]bool{localplane.ControllerManager: true}) {
+		require.NoError(u.T, p.Stop(5*time.Second))
+	}
+	address := u.Plane(name).ControllerManagerAddress
+	p := &localprocess.Process{
+		Name: localplane.ControllerManager,
+		Path: filepath.Join(u.Bin, localplane.ControllerManager),
+		Args: append([]string{
+			"--kubeconfig=" + filepath.Join(dir, localplane.ControllerManagerKubeconfig),
+			"--address=" + address,
+			"--federation-name=" + name,
+		}, flags...),
+		Log: filepath.Join(u.T.TempDir(), "controller-manager.log"),
+	}
+	require.NoError(u.T, p.Start(false))
+	u.T.Cleanup(func() { _ = p.Stop(5 * time.Second) })
+	require.NoError(u.T, localprocess.WaitFor(context.Background(), 90*time.Second, "the restarted controller manager's /healthz", p,
+		func() error { return httpprobe.GetOK(context.Background(), "http://"+address+"/healthz") }))
+	return p.Log
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,8 +20,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 
-	"github.com/federation-v1/federation/pkg/localplane"
-	"github.com/federation-v1/federation/pkg/localprocess"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
 	"github.com/federation-v1/federation/test/memberenv"
@@ -315,35 +312,4 @@ func (f *fixture) atRest(window time.Duration) {
 	})
 	require.ErrorContains(f.t, err, "timed out", "the window must end quietly")
 	f.t.Logf("no member writes in %s at rest (counter %v)", window, last)
-}
-
-// restartControllerManager replaces the plane's controller manager by one
-// with extra flags, on the same kubeconfig and address; the plane's cleanup
-// stops it.
-func (f *fixture) restartControllerManager(flags ...string) {
-	f.t.Helper()
-	dir := f.u.PlaneDir("fed")
-	for _, p := range localprocess.FindMentioning(dir, map[string]bool{localplane.ControllerManager: true}) {
-		require.NoError(f.t, p.Stop(5*time.Second))
-	}
-	p := &localprocess.Process{
-		Name: localplane.ControllerManager,
-		Path: filepath.Join(f.u.Bin, localplane.ControllerManager),
-		Args: append([]string{
-			"--kubeconfig=" + filepath.Join(dir, localplane.ControllerManagerKubeconfig),
-			"--address=" + f.u.Plane("fed").ControllerManagerAddress,
-			"--federation-name=fed",
-		}, flags...),
-		Log: filepath.Join(f.t.TempDir(), "controller-manager.log"),
-	}
-	require.NoError(f.t, p.Start(false))
-	f.t.Cleanup(func() { _ = p.Stop(5 * time.Second) })
-	require.NoError(f.t, poll.Until(context.Background(), 30*time.Second, "the restarted controller manager's /healthz", func(ctx context.Context) error {
-		resp, err := http.Get("http://" + f.u.Plane("fed").ControllerManagerAddress + "/healthz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		return nil
-	}))
 }

@@ -301,7 +301,7 @@ func TestPropagation(t *testing.T) {
 
 	t.Run("an Offline cluster holds a deletion only for a bounded time", func(t *testing.T) {
 		f := f.in(t)
-		f.restartControllerManager("--deletion-wait=15s")
+		f.u.RestartControllerManager("fed", "--deletion-wait=15s")
 		f.apply(configMap("e2e", "offline", "", "k: v"))
 		f.waitIn(three, configMaps, "e2e", "offline", labelled)
 		require.NoError(t, env.StopAPIServer("cluster3"))

@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,8 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/federation-v1/federation/pkg/localplane"
-	"github.com/federation-v1/federation/pkg/localprocess"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
 	"github.com/federation-v1/federation/test/memberenv"
@@ -168,44 +163,6 @@ func (f *fixture) rolloutStatus(name string) string {
 	out, err := k.Run(context.Background(), "--context=fed", "-n", "e2e", "rollout", "status", "deployment/"+name, "--timeout=150s")
 	require.NoError(f.t, err, out)
 	return out
-}
-
-// restartControllerManager replaces the plane's controller manager by one
-// with extra flags, on the same kubeconfig and address.
-func (f *fixture) restartControllerManager(flags ...string) {
-	f.t.Helper()
-	dir := f.u.PlaneDir("fed")
-	for _, p := range localprocess.FindMentioning(dir, map[string]bool{localplane.ControllerManager: true}) {
-		require.NoError(f.t, p.Stop(5*time.Second))
-	}
-	p := &localprocess.Process{
-		Name: localplane.ControllerManager,
-		Path: filepath.Join(f.u.Bin, localplane.ControllerManager),
-		Args: append([]string{
-			"--kubeconfig=" + filepath.Join(dir, localplane.ControllerManagerKubeconfig),
-			"--address=" + f.u.Plane("fed").ControllerManagerAddress,
-			"--federation-name=fed",
-		}, flags...),
-		Log: filepath.Join(f.t.TempDir(), "controller-manager.log"),
-	}
-	f.cmLog = p.Log
-	require.NoError(f.t, p.Start(false))
-	f.t.Cleanup(func() { _ = p.Stop(5 * time.Second) })
-	err := poll.Until(context.Background(), 90*time.Second, "the restarted controller manager's /healthz", func(ctx context.Context) error {
-		if !p.Alive() {
-			return poll.Abort(fmt.Errorf("the controller manager exited"))
-		}
-		resp, err := http.Get("http://" + f.u.Plane("fed").ControllerManagerAddress + "/healthz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		return nil
-	})
-	if err != nil {
-		log, _ := os.ReadFile(p.Log)
-		f.t.Fatalf("%v; its log:\n%s", err, log)
-	}
 }
 
 // deployment is a Deployment manifest in namespace e2e.

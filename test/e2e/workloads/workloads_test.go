@@ -39,7 +39,7 @@ func TestWorkloads(t *testing.T) {
 	f := &fixture{t: t, u: u, env: env, members: map[string]dynamic.Interface{}}
 	// Fast health detection and a short unschedulable window, so that the
 	// failover and capacity steps take seconds.
-	f.restartControllerManager("--cluster-monitor-period=2s", "--unschedulable-pod-window="+window.String())
+	f.cmLog = f.u.RestartControllerManager("fed", "--cluster-monitor-period=2s", "--unschedulable-pod-window="+window.String())
 	u.WaitClusterStatus("fed", time.Minute, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
 	f.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: e2e}\n")
 	t.Logf("setting up took %s", time.Since(start))
