@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
@@ -33,41 +34,31 @@ const converge = 45 * time.Second
 
 // fixture is a federation "fed" with member clusters.
 type fixture struct {
-	t       *testing.T
-	u       *fedenv.User
-	env     *memberenv.Environment
-	members map[string]dynamic.Interface
-	// metadataClients are metadata-only clients of the members.
-	metadataClients map[string]metadata.Interface
+	t   *testing.T
+	u   *fedenv.User
+	env *memberenv.Environment
+	// clients are the members' clients, made once each.
+	clients *memberenv.Clients
 }
 
 func (f *fixture) member(cluster string) dynamic.Interface {
 	f.t.Helper()
-	if c, ok := f.members[cluster]; ok {
-		return c
-	}
-	cfg, err := f.env.RESTConfig(cluster)
+	c, err := f.clients.Dynamic(cluster)
 	require.NoError(f.t, err)
-	cfg.QPS, cfg.Burst = 50, 100
-	c, err := dynamic.NewForConfig(cfg)
-	require.NoError(f.t, err)
-	f.members[cluster] = c
 	return c
 }
 
 // metadata returns a metadata-only client of a member.
 func (f *fixture) metadata(cluster string) metadata.Interface {
 	f.t.Helper()
-	if c, ok := f.metadataClients[cluster]; ok {
-		return c
-	}
-	cfg, err := f.env.RESTConfig(cluster)
+	c, err := f.clients.Metadata(cluster)
 	require.NoError(f.t, err)
-	cfg.QPS, cfg.Burst = 50, 100
-	c, err := metadata.NewForConfig(cfg)
-	require.NoError(f.t, err)
-	f.metadataClients[cluster] = c
 	return c
+}
+
+// newFixture is the fixture of federation "fed" with the members of env.
+func newFixture(t *testing.T, u *fedenv.User, env *memberenv.Environment) *fixture {
+	return &fixture{t: t, u: u, env: env, clients: env.Clients(func(cfg *rest.Config) { cfg.QPS, cfg.Burst = 50, 100 })}
 }
 
 // kubectl runs kubectl against the federation and fails the test on error.

@@ -15,9 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/federation-v1/federation/pkg/localplane"
@@ -44,7 +42,7 @@ func TestMemoryGrowsWithFederatedObjects(t *testing.T) {
 		u.MustKubefed("join", c, "--context=fed")
 	}
 	u.WaitClusterStatus("fed", time.Minute, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
-	f := &fixture{t: t, u: u, env: env, members: map[string]dynamic.Interface{}, metadataClients: map[string]metadata.Interface{}}
+	f := newFixture(t, u, env)
 	f.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: bench}\n")
 	f.waitIn(three, namespaces, "", "bench", labelled)
 	baseline := f.rss()

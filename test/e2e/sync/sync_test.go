@@ -12,8 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/metadata"
 
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
@@ -56,7 +54,7 @@ func TestPropagation(t *testing.T) {
 		u.MustKubefed("join", c, "--context=fed")
 	}
 	u.WaitClusterStatus("fed", time.Minute, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
-	f := &fixture{t: t, u: u, env: env, members: map[string]dynamic.Interface{}, metadataClients: map[string]metadata.Interface{}}
+	f := newFixture(t, u, env)
 	for i, c := range three {
 		f.kubectl("label", "cluster", c, fmt.Sprintf("cluster=%d", i+1))
 	}

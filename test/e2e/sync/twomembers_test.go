@@ -11,8 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/metadata"
 
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
@@ -31,7 +29,7 @@ func TestTwoDifferentMembers(t *testing.T) {
 		u.MustKubefed("join", c, "--context=fed")
 	}
 	u.WaitClusterStatus("fed", time.Minute, map[string]string{"cluster1": "Ready", "cluster2": "Ready"})
-	f := &fixture{t: t, u: u, env: env, members: map[string]dynamic.Interface{}, metadataClients: map[string]metadata.Interface{}}
+	f := newFixture(t, u, env)
 	both := []string{"cluster1", "cluster2"}
 
 	f.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: e2e}\n")

@@ -36,10 +36,11 @@ const converge = 60 * time.Second
 
 // fixture is a federation "fed" joined to three member clusters.
 type fixture struct {
-	t       *testing.T
-	u       *fedenv.User
-	env     *memberenv.Environment
-	members map[string]dynamic.Interface
+	t   *testing.T
+	u   *fedenv.User
+	env *memberenv.Environment
+	// clients are the members' clients, made once each.
+	clients *memberenv.Clients
 	// cmLog is the restarted controller manager's log.
 	cmLog string
 }
@@ -52,15 +53,8 @@ func (f *fixture) in(t *testing.T) *fixture {
 
 func (f *fixture) member(cluster string) dynamic.Interface {
 	f.t.Helper()
-	if c, ok := f.members[cluster]; ok {
-		return c
-	}
-	cfg, err := f.env.RESTConfig(cluster)
+	c, err := f.clients.Dynamic(cluster)
 	require.NoError(f.t, err)
-	cfg.Timeout = 10 * time.Second
-	c, err := dynamic.NewForConfig(cfg)
-	require.NoError(f.t, err)
-	f.members[cluster] = c
 	return c
 }
 

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
@@ -36,7 +37,7 @@ func TestWorkloads(t *testing.T) {
 	for _, c := range three {
 		u.MustKubefed("join", c, "--context=fed")
 	}
-	f := &fixture{t: t, u: u, env: env, members: map[string]dynamic.Interface{}}
+	f := &fixture{t: t, u: u, env: env, clients: env.Clients(func(cfg *rest.Config) { cfg.Timeout = 10 * time.Second })}
 	// Fast health detection and a short unschedulable window, so that the
 	// failover and capacity steps take seconds.
 	f.cmLog = f.u.RestartControllerManager("fed", "--cluster-monitor-period=2s", "--unschedulable-pod-window="+window.String())
