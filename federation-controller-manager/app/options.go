@@ -71,8 +71,8 @@ func NewOptions() *Options {
 		QPS:   100,
 		Burst: 200,
 		Sync: fedsync.Options{
-			// Each worker waits on every member of its object: enough of
-			// them to keep the member clients' QPS busy (make bench).
+			// Per type: objects reconciled in parallel, and writes in flight
+			// per member (enough to keep its client's QPS busy: make bench).
 			Workers:       20,
 			MemberTimeout: 10 * time.Second,
 			DeletionWait:  2 * time.Minute,
@@ -96,7 +96,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Cluster.Workers, "concurrent-cluster-syncs", o.Cluster.Workers, "clusters probed in parallel")
 	fs.Float32Var(&o.QPS, "federation-api-qps", o.QPS, "queries per second to the federation apiserver")
 	fs.IntVar(&o.Burst, "federation-api-burst", o.Burst, "burst of queries to the federation apiserver")
-	fs.IntVar(&o.Sync.Workers, "concurrent-object-syncs", o.Sync.Workers, "federated objects of one type reconciled in parallel")
+	fs.IntVar(&o.Sync.Workers, "concurrent-object-syncs", o.Sync.Workers, "federated objects of one type reconciled in parallel, and member writes of that type in flight per member cluster")
 	fs.DurationVar(&o.Sync.MemberTimeout, "member-timeout", o.Sync.MemberTimeout, "timeout of every call to a member cluster")
 	fs.DurationVar(&o.Sync.DeletionWait, "deletion-wait", o.Sync.DeletionWait, "how long a deletion waits for a selected cluster that is not Ready before giving up on its copy")
 	fs.DurationVar(&o.Sync.UnschedulableWindow, "unschedulable-pod-window", o.Sync.UnschedulableWindow, "how long pods of a federated Deployment, ReplicaSet or Job may stay unschedulable in a member before its capacity there is lowered and the surplus re-planned onto other clusters (the estimate holds for 5 times this)")

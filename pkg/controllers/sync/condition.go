@@ -15,8 +15,18 @@ const maxMessage = 1024
 
 // propagated returns the Propagated condition for the members' errors,
 // keeping the existing one (and its times) when nothing changed, so that
-// an object at rest is never written.
-func propagated(current map[string]any, failures []string, now time.Time) map[string]any {
+// an object at rest is never written. While copies are still being written
+// (inFlight) it is the existing one, or nil when there is none yet.
+func propagated(current map[string]any, failures []string, inFlight bool, now time.Time) map[string]any {
+	if inFlight {
+		conditions, _ := current["conditions"].([]any)
+		for _, e := range conditions {
+			if m, ok := e.(map[string]any); ok && m["type"] == PropagatedCondition {
+				return m
+			}
+		}
+		return nil
+	}
 	c := condition{Type: PropagatedCondition, Status: "True", Reason: "Propagated", Message: "every selected member cluster holds the object"}
 	if len(failures) > 0 {
 		failures = slices.Sorted(slices.Values(failures))

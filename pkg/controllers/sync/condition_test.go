@@ -1,7 +1,6 @@
 package sync
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -16,12 +15,14 @@ import (
 
 func TestPropagatedConditionKeepsItsTimeWhileNothingChanges(t *testing.T) {
 	t0, t1 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
-	first := propagated(nil, []string{"c2: no", "c1: no"}, t0)
+	first := propagated(nil, []string{"c2: no", "c1: no"}, false, t0)
 	assert.Equal(t, "False", first["status"])
 	assert.Equal(t, "c1: no; c2: no", first["message"], "sorted, whatever order the clusters answered in")
-	again := propagated(map[string]any{"conditions": []any{first}}, []string{"c1: no", "c2: no"}, t1)
+	again := propagated(map[string]any{"conditions": []any{first}}, []string{"c1: no", "c2: no"}, false, t1)
 	assert.Equal(t, first, again)
-	ok := propagated(map[string]any{"conditions": []any{first}}, nil, t1)
+	assert.Equal(t, first, propagated(map[string]any{"conditions": []any{first}}, nil, true, t1), "kept while copies are being written")
+	assert.Nil(t, propagated(nil, nil, true, t1), "none before the first copies are written")
+	ok := propagated(map[string]any{"conditions": []any{first}}, nil, false, t1)
 	assert.Equal(t, "True", ok["status"])
 	assert.Equal(t, "2026-01-01T01:00:00Z", ok["lastTransitionTime"])
 }
@@ -42,7 +43,7 @@ func TestAMemberThatRejectsGivesAConditionAndAnEvent(t *testing.T) {
 		return true, nil, apierrors.NewNotFound(adapter("deployments").Resource.GroupResource(), "d")
 	})
 	tc := newTestController(t, adapter("deployments"), members, deploymentObj())
-	require.Error(t, tc.Sync(context.Background(), "ns/d"))
+	require.Error(t, tc.sync(t, "ns/d"))
 	statusWrites := func() []*unstructured.Unstructured {
 		var out []*unstructured.Unstructured
 		for _, a := range tc.fedClient.Actions() {
@@ -53,21 +54,24 @@ func TestAMemberThatRejectsGivesAConditionAndAnEvent(t *testing.T) {
 		return out
 	}
 	writes := statusWrites()
-	require.Len(t, writes, 1)
-	conditions, _, _ := unstructured.NestedSlice(writes[0].Object, "status", "conditions")
+	require.Len(t, writes, 2, "while the copies are written, then once they failed")
+	first, _, _ := unstructured.NestedSlice(writes[0].Object, "status", "conditions")
+	require.Len(t, first, 1, "no Propagated condition before the copies are written")
+	last := writes[1]
+	conditions, _, _ := unstructured.NestedSlice(last.Object, "status", "conditions")
 	require.Len(t, conditions, 2, "Propagated and ReplicasPlaced")
 	c := conditions[0].(map[string]any)
 	assert.Equal(t, PropagatedCondition, c["type"])
 	assert.Equal(t, ReplicasPlacedCondition, conditions[1].(map[string]any)["type"])
 	assert.Equal(t, "False", c["status"])
 	assert.Contains(t, c["message"], "applying Deployment ns/d in cluster c1")
-	_, found, _ := unstructured.NestedInt64(writes[0].Object, "status", "observedGeneration")
+	_, found, _ := unstructured.NestedInt64(last.Object, "status", "observedGeneration")
 	assert.False(t, found, "not rolled out while a member lacks it")
 	events := tc.events()
 	assert.Contains(t, strings.Join(events, "\n"), "Warning CreateInClusterFailed Applying Deployment ns/d in cluster c1 failed")
 
 	// The same failure again: the lister now holds the written status.
-	require.NoError(t, tc.indexer.Update(writes[0]))
-	require.Error(t, tc.Sync(context.Background(), "ns/d"))
-	assert.Len(t, statusWrites(), 1, "an unchanged failure writes no status")
+	require.NoError(t, tc.indexer.Update(last))
+	require.NoError(t, tc.sync(t, "ns/d"), "the failed copy waits out its backoff")
+	assert.Len(t, statusWrites(), 2, "an unchanged failure writes no status")
 }

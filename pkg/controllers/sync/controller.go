@@ -70,14 +70,16 @@ type Controller struct {
 	queue    workqueue.TypedRateLimitingInterface[string]
 	recorder record.EventRecorder
 	opts     Options
+	// copies queue the member writes per cluster.
+	copies *copyWork
 	// capacity bounds divided workloads by what members can schedule; nil
 	// when not estimated.
 	capacity Capacity
 
 	mu stdsync.Mutex
-	// applied holds, per cluster/key, the version of the member copy our
-	// last write left, to notice changes made by others.
-	applied map[string]string
+	// applied holds, per cluster/key, the member copy our last write left,
+	// to notice changes made by others.
+	applied map[string]ourCopy
 	// changedAt holds when a change of a federated object was seen, for the
 	// propagation latency metric.
 	changedAt map[string]time.Time
@@ -101,8 +103,9 @@ func New(a *Adapter, fed dynamic.Interface, informer informers.GenericInformer, 
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "sync_" + a.Name}),
 		recorder:  recorder,
 		opts:      opts,
-		applied:   map[string]string{},
+		applied:   map[string]ourCopy{},
 		changedAt: map[string]time.Time{},
+		copies:    newCopyWork(),
 	}
 	if _, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.federatedChanged,
@@ -148,13 +151,14 @@ func (c *Controller) federatedChanged(obj any) {
 // MemberChanged enqueues the federated object of a member copy (or of a
 // Service's EndpointSlice), or every federated object of a namespace that
 // appeared or left in a member.
-func (c *Controller) MemberChanged(_ string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
+func (c *Controller) MemberChanged(cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
 	switch {
 	case gvr == c.adapter.Resource:
 		key := obj.GetName()
 		if obj.GetNamespace() != "" {
 			key = obj.GetNamespace() + "/" + key
 		}
+		c.seen(cluster + "/" + key)
 		c.queue.Add(key)
 	case gvr == endpointSlices && c.adapter.Endpoints:
 		if service := obj.GetLabels()[serviceNameLabel]; service != "" {
@@ -193,6 +197,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	if !cache.WaitForNamedCacheSync(c.adapter.Name, ctx.Done(), c.synced) {
 		return fmt.Errorf("%s controller: caches did not sync", c.adapter.Name)
 	}
+	c.runCopies(ctx)
 	for i := 0; i < max(c.opts.Workers, 1); i++ {
 		go wait.UntilWithContext(ctx, c.worker, time.Second)
 	}

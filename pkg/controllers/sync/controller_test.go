@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -74,6 +75,8 @@ func newFakeMembers(usable []string, down ...string) *fakeMembers {
 				}
 			}
 			obj.SetManagedFields(append(managed, metav1.ManagedFieldsEntry{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationApply}))
+			// The member's watch brings it to the cache.
+			m.put(name, obj)
 			return true, obj, nil
 		})
 		m.clients[name] = client
@@ -155,11 +158,43 @@ func newTestController(t *testing.T, a *Adapter, members *fakeMembers, fed ...*u
 		queue:     workqueue.NewTypedRateLimitingQueue(rateLimiter()),
 		recorder:  recorder,
 		opts:      Options{Workers: 1, MemberTimeout: time.Second, DeletionWait: time.Minute},
-		applied:   map[string]string{},
+		applied:   map[string]ourCopy{},
 		changedAt: map[string]time.Time{},
+		copies:    newCopyWork(),
 	}
 	t.Cleanup(c.queue.ShutDown)
 	return &testController{Controller: c, fedClient: client, members: members, recorder: recorder, indexer: indexer}
+}
+
+// sync runs the controller on key as its workers would, until its queues
+// are empty: the object's reconcile, the member writes it hands over, and
+// the reconciles those bring back (a failed write is not retried here).
+// It returns every error on the way.
+func (tc *testController) sync(t *testing.T, key string) error {
+	t.Helper()
+	ctx := context.Background()
+	var errs []error
+	next := []string{key}
+	for round := 0; len(next) > 0; round++ {
+		require.Less(t, round, 10, "the controller keeps requeueing %v", next)
+		for _, k := range next {
+			errs = append(errs, tc.Sync(ctx, k))
+		}
+		for cluster, q := range tc.copies.queues {
+			for q.Len() > 0 {
+				k, _ := q.Get()
+				errs = append(errs, tc.syncCopy(ctx, cluster, k))
+				q.Done(k)
+			}
+		}
+		next = nil
+		for tc.queue.Len() > 0 {
+			k, _ := tc.queue.Get()
+			tc.queue.Done(k)
+			next = append(next, k)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (tc *testController) events() []string {
@@ -194,17 +229,14 @@ func appliedCopy(t *testing.T, fed *unstructured.Unstructured) *unstructured.Uns
 func TestSyncCreatesEverywhereAndAddsFinalizer(t *testing.T) {
 	members := newFakeMembers([]string{"c1", "c2"})
 	tc := newTestController(t, adapter("configmaps"), members, configMapObj("a"))
-	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+	require.NoError(t, tc.sync(t, "ns/a"))
 	for _, c := range []string{"c1", "c2"} {
 		assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions(c), c)
 	}
 	fed, err := tc.fedClient.Resource(adapter("configmaps").Resource).Namespace("ns").Get(context.Background(), "a", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Contains(t, fed.GetFinalizers(), Finalizer)
-	assert.Equal(t, []string{
-		"Normal CreateInCluster Created ConfigMap ns/a in cluster c1",
-		"Normal CreateInCluster Created ConfigMap ns/a in cluster c2",
-	}, tc.events())
+	assert.Equal(t, []string{"Normal CreateInCluster Created ConfigMap ns/a in clusters c1, c2"}, tc.events(), "one event for the object")
 }
 
 func TestSyncAtRestWritesNothing(t *testing.T) {
@@ -214,7 +246,7 @@ func TestSyncAtRestWritesNothing(t *testing.T) {
 	members.put("c2", appliedCopy(t, fed))
 	tc := newTestController(t, adapter("configmaps"), members, fed)
 	for range 3 {
-		require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+		require.NoError(t, tc.sync(t, "ns/a"))
 	}
 	assert.Empty(t, members.memberActions("c1"))
 	assert.Empty(t, members.memberActions("c2"))
@@ -228,7 +260,7 @@ func TestSyncRestoresDrift(t *testing.T) {
 	members.put("c1", appliedCopy(t, fed))
 	members.put("c2", appliedCopy(t, fed))
 	tc := newTestController(t, adapter("configmaps"), members, fed)
-	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+	require.NoError(t, tc.sync(t, "ns/a"))
 
 	// By hand: c1's data edited (a new resourceVersion), c2's copy deleted.
 	edited := appliedCopy(t, fed)
@@ -236,7 +268,7 @@ func TestSyncRestoresDrift(t *testing.T) {
 	edited.Object["data"] = map[string]any{"k": "hand"}
 	members.put("c1", edited)
 	delete(members.cache["c2"], "ns/a")
-	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+	require.NoError(t, tc.sync(t, "ns/a"))
 	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions("c1"))
 	assert.Equal(t, []string{"get", "patch:" + string(types.ApplyPatchType)}, members.memberActions("c2"))
 	assert.Equal(t, []string{
@@ -252,7 +284,7 @@ func TestSyncAdoptsAnExistingObject(t *testing.T) {
 	existing.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kubectl-create", Operation: metav1.ManagedFieldsOperationUpdate}})
 	require.NoError(t, members.clients["c1"].Tracker().Add(existing))
 	tc := newTestController(t, adapter("configmaps"), members, configMapObj("a", Finalizer))
-	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+	require.NoError(t, tc.sync(t, "ns/a"))
 	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions("c1"))
 	assert.Equal(t, []string{"Normal AdoptInCluster Adopted the existing ConfigMap ns/a in cluster c1"}, tc.events())
 }
@@ -263,7 +295,7 @@ func TestSyncWithAStaleCacheLooksAgainSoon(t *testing.T) {
 	tc.fedClient.PrependReactor("update", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewConflict(adapter("configmaps").Resource.GroupResource(), "a", fmt.Errorf("the object has been modified"))
 	})
-	require.NoError(t, tc.Sync(context.Background(), "ns/a"), "a conflict is not an error")
+	require.NoError(t, tc.sync(t, "ns/a"), "a conflict is not an error")
 	assert.Empty(t, members.memberActions("c1"), "nothing written from the stale copy")
 	require.Eventually(t, func() bool { return tc.queue.Len() == 1 }, 5*time.Second, 10*time.Millisecond, "requeued")
 }
@@ -272,7 +304,7 @@ func TestSyncReadsFirstWhereTheCacheHasNotSynced(t *testing.T) {
 	members := newFakeMembers([]string{"c1", "c2"})
 	members.unsynced = []string{"c1"}
 	tc := newTestController(t, adapter("configmaps"), members, configMapObj("a", Finalizer))
-	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+	require.NoError(t, tc.sync(t, "ns/a"))
 	assert.Equal(t, []string{"get", "patch:" + string(types.ApplyPatchType)}, members.memberActions("c1"), "absence from an unsynced cache proves nothing")
 	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions("c2"), "a synced cache without the object: one call")
 }
@@ -285,7 +317,7 @@ func TestSyncDeletesWhereNoLongerSelected(t *testing.T) {
 	members.usable[1].Labels = map[string]string{"cluster": "2"}
 	members.put("c2", appliedCopy(t, configMapObj("a")))
 	tc := newTestController(t, adapter("configmaps"), members, fed)
-	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+	require.NoError(t, tc.sync(t, "ns/a"))
 	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions("c1"))
 	assert.Equal(t, []string{"delete"}, members.memberActions("c2"))
 }
@@ -296,7 +328,7 @@ func TestSyncOneFailingClusterDoesNotStopTheOthers(t *testing.T) {
 		return true, nil, apierrors.NewBadRequest("the server could not find the requested resource")
 	})
 	tc := newTestController(t, adapter("configmaps"), members, configMapObj("a", Finalizer))
-	err := tc.Sync(context.Background(), "ns/a")
+	err := tc.sync(t, "ns/a")
 	require.ErrorContains(t, err, "applying ConfigMap ns/a in cluster c1")
 	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions("c2"))
 	events := tc.events()
@@ -365,7 +397,7 @@ func TestDeletion(t *testing.T) {
 			members.put("c1", appliedCopy(t, configMapObj("a")))
 			members.unsynced = tt.unsynced
 			tc := newTestController(t, adapter("configmaps"), members, tt.fed)
-			require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+			require.NoError(t, tc.sync(t, "ns/a"))
 			assert.Equal(t, tt.wantMember, members.memberActions("c1"))
 			if len(tt.wantMember) > 0 && tt.wantMember[0] != "delete" {
 				patch := members.clients["c1"].Actions()[0].(clienttesting.PatchAction).GetPatch()
@@ -388,9 +420,10 @@ func TestDeletion(t *testing.T) {
 func TestDeletionOfACopyNotYetInTheCache(t *testing.T) {
 	members := newFakeMembers([]string{"c1"})
 	tc := newTestController(t, adapter("configmaps"), members, configMapObj("a", Finalizer))
-	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+	require.NoError(t, tc.sync(t, "ns/a"))
+	delete(members.cache["c1"], "ns/a")
 	require.NoError(t, tc.indexer.Update(deleting(configMapObj("a", Finalizer), 0)))
-	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+	require.NoError(t, tc.sync(t, "ns/a"))
 	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType), "delete"}, members.memberActions("c1"))
 }
 
@@ -400,11 +433,11 @@ func TestDeletionDoneIsNotRepeatedForTheStaleCache(t *testing.T) {
 	fed := deleting(configMapObj("a", Finalizer), 0)
 	fed.SetResourceVersion("7")
 	tc := newTestController(t, adapter("configmaps"), members, fed)
-	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+	require.NoError(t, tc.sync(t, "ns/a"))
 	// The copy's deletion event comes before the cache sees the federated
 	// object go: nothing more to do.
 	delete(members.cache["c1"], "ns/a")
-	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+	require.NoError(t, tc.sync(t, "ns/a"))
 	assert.Equal(t, []string{"delete"}, members.memberActions("c1"))
 	updates := 0
 	for _, a := range tc.fedClient.Actions() {
@@ -421,13 +454,13 @@ func TestFederationSystemNeverTravels(t *testing.T) {
 	secret.SetName("c1")
 	secret.SetNamespace(membercluster.SecretNamespace)
 	tc := newTestController(t, adapter("secrets"), members, secret)
-	require.NoError(t, tc.Sync(context.Background(), membercluster.SecretNamespace+"/c1"))
+	require.NoError(t, tc.sync(t, membercluster.SecretNamespace+"/c1"))
 	assert.Empty(t, members.memberActions("c1"))
 
 	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace"}}
 	ns.SetName(membercluster.SecretNamespace)
 	tn := newTestController(t, adapter("namespaces"), members, ns)
-	require.NoError(t, tn.Sync(context.Background(), membercluster.SecretNamespace))
+	require.NoError(t, tn.sync(t, membercluster.SecretNamespace))
 	assert.Empty(t, members.memberActions("c1"))
 	assert.Empty(t, tn.fedClient.Actions())
 }

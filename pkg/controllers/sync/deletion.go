@@ -41,6 +41,12 @@ func (c *Controller) delete(ctx context.Context, fed *unstructured.Unstructured)
 	}
 	orphan := Orphaned(fed)
 	ns, name := fed.GetNamespace(), fed.GetName()
+	if c.dropCopies(key(ns, name)) {
+		// A member write of the object is under way: the copy it leaves
+		// must be seen, so look again once it is done.
+		c.queue.AddAfter(key(ns, name), staleRetry)
+		return nil
+	}
 	if rv, ok := c.released.Load(key(ns, name)); ok && rv == fed.GetResourceVersion() {
 		// Already let go; the cache has not seen it leave yet.
 		return nil

@@ -31,7 +31,7 @@ func TestADeploymentIsDividedAndItsPlanRecorded(t *testing.T) {
 	fed := deploymentObj()
 	require.NoError(t, unstructured.SetNestedField(fed.Object, int64(7), "spec", "replicas"))
 	tc := newTestController(t, adapter("deployments"), members, fed)
-	require.NoError(t, tc.Sync(context.Background(), "ns/d"))
+	require.NoError(t, tc.sync(t, "ns/d"))
 
 	var total int64
 	hashes := map[string]bool{}

@@ -2,10 +2,8 @@ package sync
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	stdsync "sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,21 +51,17 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	if err != nil {
 		return nil
 	}
-	var obj any
-	if c.adapter.Namespaced {
-		obj, err = c.lister.ByNamespace(ns).Get(name)
-	} else {
-		obj, err = c.lister.Get(name)
-	}
+	cached, err := c.get(ns, name)
 	if apierrors.IsNotFound(err) {
 		c.forgetChange(key)
 		c.released.Delete(key)
+		c.dropCopies(key)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	fed := obj.(*unstructured.Unstructured).DeepCopy()
+	fed := cached.DeepCopy()
 	if fed.GetDeletionTimestamp() != nil {
 		if c.adapter.DividesHPA {
 			if err := c.releaseTarget(ctx, fed); err != nil {
@@ -111,49 +105,74 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 		return err
 	}
 	hashes := map[string]string{}
-
-	var (
-		mu      stdsync.Mutex
-		wg      stdsync.WaitGroup
-		errs    []error
-		results []Member
-	)
+	var results []Member
 	for _, cl := range clusters {
 		d, h, err := desiredIn(cl.Name)
 		if err != nil {
 			return fmt.Errorf("%s %s in cluster %s: %w", c.adapter.Kind, key, cl.Name, err)
 		}
 		hashes[cl.Name] = h
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			memberCopy, err := c.syncCluster(ctx, cl.Name, fed, d, h, placed[cl.Name])
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-				syncMetrics.errors.WithLabelValues(c.adapter.Name, cl.Name).Inc()
-			}
+		// (A task still queued for the copy is replaced even so: what it
+		// would write is out of date.)
+		if memberCopy, ok := c.inSync(cl.Name, fed, d, h, placed[cl.Name]); ok && !c.hasTask(key, cl.Name) {
 			if memberCopy != nil {
 				results = append(results, Member{Cluster: cl.Name, Object: memberCopy})
 			}
-		}()
+			continue
+		}
+		c.dispatch(cl.Name, fed, d, h, placed[cl.Name])
 	}
-	wg.Wait()
-	if len(errs) == 0 {
+	inFlight, failures := c.copyState(key)
+	if !inFlight && len(failures) == 0 {
 		c.observeChange(key)
 	}
 	if c.adapter.Status != nil {
-		rolled := len(errs) == 0 && Rolled(placed, results, hashes)
-		var failures []string
-		for _, err := range errs {
-			failures = append(failures, err.Error())
-		}
-		if err := c.writeStatus(ctx, fed, results, rolled, failures, planned); err != nil {
-			errs = append(errs, err)
-		}
+		// From the member caches: copies being written come back with
+		// their members' watch events.
+		rolled := !inFlight && len(failures) == 0 && Rolled(placed, results, hashes)
+		return c.writeStatus(ctx, fed, results, rolled, inFlight, failures, planned)
 	}
-	return errors.Join(errs...)
+	return nil
+}
+
+// get returns the federated object from the cache.
+func (c *Controller) get(ns, name string) (*unstructured.Unstructured, error) {
+	var obj any
+	var err error
+	if c.adapter.Namespaced {
+		obj, err = c.lister.ByNamespace(ns).Get(name)
+	} else {
+		obj, err = c.lister.Get(name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*unstructured.Unstructured), nil
+}
+
+// inSync reports, from the member's cache alone, that a member holds what
+// it should of fed, and returns its copy (nil when it should have none).
+func (c *Controller) inSync(cluster string, fed, desired *unstructured.Unstructured, hash string, placed bool) (*unstructured.Unstructured, bool) {
+	cur, exists := c.members.Get(cluster, c.adapter.Resource, fed.GetNamespace(), fed.GetName())
+	if !placed {
+		return nil, !exists
+	}
+	appliedKey := cluster + "/" + key(fed.GetNamespace(), fed.GetName())
+	c.mu.Lock()
+	last, appliedBefore := c.applied[appliedKey]
+	c.mu.Unlock()
+	if !exists {
+		// Our write of this very version, whose watch event has not come
+		// yet: the event brings the object back.
+		return nil, appliedBefore && last.unseen && last.hash == hash
+	}
+	if !InSync(cur, desired, hash, last.version) {
+		return nil, false
+	}
+	if !appliedBefore {
+		c.rememberApplied(appliedKey, cur, false)
+	}
+	return cur, true
 }
 
 // Rolled reports whether every placed cluster holds the object as last
@@ -173,8 +192,8 @@ func Rolled(placed map[string]bool, members []Member, hashes map[string]string) 
 }
 
 // syncCluster makes one member hold what it should of fed, and returns its
-// copy (nil when it has none).
-func (c *Controller) syncCluster(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured, hash string, placed bool) (*unstructured.Unstructured, error) {
+// copy (nil when it has none) and what it wrote (nil when nothing).
+func (c *Controller) syncCluster(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured, hash string, placed bool) (*unstructured.Unstructured, *copyEvent, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
 	defer cancel()
 	ns, name := fed.GetNamespace(), fed.GetName()
@@ -182,40 +201,40 @@ func (c *Controller) syncCluster(ctx context.Context, cluster string, fed, desir
 	cur, exists := c.members.Get(cluster, c.adapter.Resource, ns, name)
 	client, err := c.members.Client(cluster)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	res := client.Resource(c.adapter.Resource).Namespace(ns)
 	appliedKey := cluster + "/" + key(ns, name)
 
 	if !placed {
 		if !exists {
-			return nil, nil
+			return nil, nil, nil
 		}
 		err := res.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)})
 		c.countWrite(cluster, "delete", err)
 		if err != nil && !apierrors.IsNotFound(err) {
 			c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonDeleteFailed, "Deleting %s in cluster %s failed: %v", what, cluster, err)
-			return nil, fmt.Errorf("deleting %s in cluster %s: %w", what, cluster, err)
+			return nil, nil, fmt.Errorf("deleting %s in cluster %s: %w", what, cluster, err)
 		}
 		c.forgetApplied(appliedKey)
-		c.recorder.Eventf(fed, corev1.EventTypeNormal, ReasonDelete, "Deleted %s in cluster %s: no longer selected", what, cluster)
-		return nil, nil
+		return nil, &copyEvent{reason: ReasonDelete, verb: "Deleted", suffix: ": no longer selected"}, nil
 	}
 
 	c.mu.Lock()
-	last, appliedBefore := c.applied[appliedKey]
+	lastApplied, appliedBefore := c.applied[appliedKey]
 	c.mu.Unlock()
+	last := lastApplied.version
 	if exists && InSync(cur, desired, hash, last) {
 		if !appliedBefore {
-			c.rememberApplied(appliedKey, cur)
+			c.rememberApplied(appliedKey, cur, false)
 		}
-		return cur, nil
+		return cur, nil, nil
 	}
-	reason, message := ReasonUpdate, fmt.Sprintf("Updated %s in cluster %s", what, cluster)
+	ev := &copyEvent{reason: ReasonUpdate, verb: "Updated"}
 	// Changed there while what we send stayed the same (a member's HPA
 	// changing replicas the federation follows is an update, not drift).
 	if exists && appliedBefore && last != version(cur) && cur.GetAnnotations()[HashAnnotation] == hash {
-		message = fmt.Sprintf("Restored %s in cluster %s: it was changed there", what, cluster)
+		ev = &copyEvent{reason: ReasonUpdate, verb: "Restored", suffix: ": it was changed there"}
 	}
 	// Written before but not in our cache: not there yet, deleted there, or
 	// our label taken off. (Never written and not in a synced cache: absent
@@ -225,41 +244,40 @@ func (c *Controller) syncCluster(ctx context.Context, cluster string, fed, desir
 		live, err := res.Get(ctx, name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
-			reason, message = ReasonCreate, fmt.Sprintf("Created %s in cluster %s", what, cluster)
+			ev = &copyEvent{reason: ReasonCreate, verb: "Created"}
 			if appliedBefore {
-				message = fmt.Sprintf("Recreated %s in cluster %s: it was deleted there", what, cluster)
+				ev = &copyEvent{reason: ReasonCreate, verb: "Recreated", suffix: ": it was deleted there"}
 			}
 		case err != nil:
 			c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonUpdateFailed, "Reading %s in cluster %s failed: %v", what, cluster, err)
-			return nil, fmt.Errorf("reading %s in cluster %s: %w", what, cluster, err)
+			return nil, nil, fmt.Errorf("reading %s in cluster %s: %w", what, cluster, err)
 		case live.GetLabels()[membercluster.FederationLabel] != c.members.Federation():
-			reason, message = ReasonAdopt, fmt.Sprintf("Adopted the existing %s in cluster %s", what, cluster)
+			ev = &copyEvent{reason: ReasonAdopt, verb: "Adopted the existing"}
 		case InSync(live, desired, hash, last):
 			// Our own write, not yet in the cache.
-			return live, nil
+			return live, nil, nil
 		}
 	}
 	if firstWrite {
-		reason, message = ReasonCreate, fmt.Sprintf("Created %s in cluster %s", what, cluster)
+		ev = &copyEvent{reason: ReasonCreate, verb: "Created"}
 	}
 	start := time.Now()
 	out, err := res.Apply(ctx, name, desired, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 	c.countWrite(cluster, "apply", err)
 	if err != nil {
 		failed := ReasonUpdateFailed
-		if reason == ReasonCreate {
+		if ev.reason == ReasonCreate {
 			failed = ReasonCreateFailed
 		}
 		c.recorder.Eventf(fed, corev1.EventTypeWarning, failed, "Applying %s in cluster %s failed: %v", what, cluster, err)
-		return nil, fmt.Errorf("applying %s in cluster %s: %w", what, cluster, err)
+		return nil, nil, fmt.Errorf("applying %s in cluster %s: %w", what, cluster, err)
 	}
 	if firstWrite && adopted(out) {
-		reason, message = ReasonAdopt, fmt.Sprintf("Adopted the existing %s in cluster %s", what, cluster)
+		ev = &copyEvent{reason: ReasonAdopt, verb: "Adopted the existing"}
 	}
 	klog.FromContext(ctx).V(2).Info("Applied to member", "cluster", cluster, "object", key(ns, name), "took", time.Since(start))
-	c.rememberApplied(appliedKey, out)
-	c.recorder.Event(fed, corev1.EventTypeNormal, reason, message)
-	return out, nil
+	c.rememberApplied(appliedKey, out, true)
+	return out, ev, nil
 }
 
 func (c *Controller) resource(namespace string) dynamic.ResourceInterface {
@@ -269,9 +287,31 @@ func (c *Controller) resource(namespace string) dynamic.ResourceInterface {
 	return c.fed
 }
 
-func (c *Controller) rememberApplied(k string, obj *unstructured.Unstructured) {
+// ourCopy is what we know of a member copy we wrote or saw in sync.
+type ourCopy struct {
+	// version of the copy our write left (see version).
+	version string
+	// hash we applied.
+	hash string
+	// unseen: written by us, and no watch event of the copy has come since.
+	unseen bool
+}
+
+// rememberApplied records the member copy obj as ours; written says it is
+// the answer to our write, which the member's watch has yet to bring.
+func (c *Controller) rememberApplied(k string, obj *unstructured.Unstructured, written bool) {
 	c.mu.Lock()
-	c.applied[k] = version(obj)
+	c.applied[k] = ourCopy{version: version(obj), hash: obj.GetAnnotations()[HashAnnotation], unseen: written}
+	c.mu.Unlock()
+}
+
+// seen notes that a member's watch brought an event of the copy k.
+func (c *Controller) seen(k string) {
+	c.mu.Lock()
+	if a, ok := c.applied[k]; ok && a.unseen {
+		a.unseen = false
+		c.applied[k] = a
+	}
 	c.mu.Unlock()
 }
 

@@ -15,9 +15,10 @@ import (
 // writeStatus brings the members' status back to the federated object,
 // writing only what changed. rolled says every selected member holds and
 // observed the current object.
-// failures are the members' errors, for the Propagated condition.
+// failures are the members' errors, for the Propagated condition, which
+// stays as it was while copies are still being written (inFlight).
 // planned is the ReplicasPlaced condition of a divided workload, or nil.
-func (c *Controller) writeStatus(ctx context.Context, fed *unstructured.Unstructured, members []Member, rolled bool, failures []string, planned *condition) error {
+func (c *Controller) writeStatus(ctx context.Context, fed *unstructured.Unstructured, members []Member, rolled, inFlight bool, failures []string, planned *condition) error {
 	if c.adapter.Endpoints {
 		for i := range members {
 			members[i].ReadyEndpoints = c.readyEndpoints(ctx, members[i])
@@ -65,7 +66,9 @@ func (c *Controller) writeStatus(ctx context.Context, fed *unstructured.Unstruct
 	}
 	if c.adapter.Conditions {
 		conditions, _ := status["conditions"].([]any)
-		conditions = append(conditions, propagated(current, failures, time.Now()))
+		if p := propagated(current, failures, inFlight, time.Now()); p != nil {
+			conditions = append(conditions, p)
+		}
 		if planned != nil {
 			conditions = append(conditions, planned.keep(current, time.Now()))
 		}

@@ -1,0 +1,114 @@
+package sync
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	clienttesting "k8s.io/client-go/testing"
+)
+
+// drain runs the member writes queued for one cluster.
+func (tc *testController) drain(t *testing.T, cluster string) {
+	t.Helper()
+	q := tc.copies.queues[cluster]
+	require.NotNil(t, q, "no queue for %s", cluster)
+	for q.Len() > 0 {
+		k, _ := q.Get()
+		_ = tc.syncCopy(context.Background(), cluster, k)
+		q.Done(k)
+	}
+}
+
+func TestASlowMemberHoldsUpOnlyItsOwnCopies(t *testing.T) {
+	members := newFakeMembers([]string{"c1", "c2"})
+	tc := newTestController(t, adapter("configmaps"), members, configMapObj("a", Finalizer), configMapObj("b", Finalizer))
+	ctx := context.Background()
+	require.NoError(t, tc.Sync(ctx, "ns/a"))
+	require.NoError(t, tc.Sync(ctx, "ns/b"))
+	assert.Empty(t, members.memberActions("c1"), "the reconcile hands the writes over")
+
+	tc.drain(t, "c2")
+	apply := "patch:" + string(types.ApplyPatchType)
+	assert.Equal(t, []string{apply, apply}, members.memberActions("c2"), "c2 got both objects while c1 has not answered")
+	assert.Equal(t, 2, tc.copies.queues["c1"].Len())
+	assert.Empty(t, tc.events(), "the object's event waits for its last copy")
+
+	tc.drain(t, "c1")
+	assert.Equal(t, []string{
+		"Normal CreateInCluster Created ConfigMap ns/a in clusters c1, c2",
+		"Normal CreateInCluster Created ConfigMap ns/b in clusters c1, c2",
+	}, tc.events())
+	assert.Empty(t, tc.copies.pending, "nothing left to write")
+}
+
+func TestANewerVersionReplacesAQueuedWrite(t *testing.T) {
+	members := newFakeMembers([]string{"c1"})
+	fed := configMapObj("a", Finalizer)
+	tc := newTestController(t, adapter("configmaps"), members, fed)
+	ctx := context.Background()
+	require.NoError(t, tc.Sync(ctx, "ns/a"))
+	changed := fed.DeepCopy()
+	changed.Object["data"] = map[string]any{"k": "v2"}
+	require.NoError(t, tc.indexer.Update(changed))
+	require.NoError(t, tc.Sync(ctx, "ns/a"))
+
+	tc.drain(t, "c1")
+	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions("c1"), "one write, of the newer version")
+	got, _ := members.Get("c1", adapter("configmaps").Resource, "ns", "a")
+	assert.Equal(t, "v2", got.Object["data"].(map[string]any)["k"])
+}
+
+func TestDeletionWaitsForAMemberWriteUnderWay(t *testing.T) {
+	members := newFakeMembers([]string{"c1"})
+	fed := configMapObj("a", Finalizer)
+	tc := newTestController(t, adapter("configmaps"), members, fed)
+	ctx := context.Background()
+	require.NoError(t, tc.Sync(ctx, "ns/a"))
+	// A worker has taken the write and is waiting on the member.
+	tc.copies.pending["ns/a"]["c1"].running = true
+
+	require.NoError(t, tc.indexer.Update(deleting(fed.DeepCopy(), 0)))
+	require.NoError(t, tc.Sync(ctx, "ns/a"))
+	assert.Empty(t, members.memberActions("c1"), "nothing deleted while the write may still land")
+	assert.Empty(t, tc.fedClient.Actions(), "finalizer kept")
+	require.Eventually(t, func() bool { return tc.queue.Len() == 1 }, 5*time.Second, 10*time.Millisecond, "looked at again")
+
+	// The write lands; then the deletion removes the copy it left.
+	tc.copies.pending["ns/a"]["c1"].running = false
+	tc.drain(t, "c1")
+	assert.Empty(t, members.memberActions("c1"), "a write for an object being deleted is dropped")
+	members.put("c1", appliedCopy(t, configMapObj("a")))
+	require.NoError(t, tc.sync(t, "ns/a"))
+	assert.Equal(t, []string{"delete"}, members.memberActions("c1"))
+	var released bool
+	for _, a := range tc.fedClient.Actions() {
+		if a.GetVerb() == "update" {
+			released = len(a.(clienttesting.UpdateAction).GetObject().(*unstructured.Unstructured).GetFinalizers()) == 0
+		}
+	}
+	assert.True(t, released, "finalizer removed once the copies are gone")
+}
+
+func TestOurWriteNotYetInTheCacheIsNotWrittenAgain(t *testing.T) {
+	members := newFakeMembers([]string{"c1"})
+	tc := newTestController(t, adapter("configmaps"), members, configMapObj("a", Finalizer))
+	require.NoError(t, tc.sync(t, "ns/a"))
+	apply := "patch:" + string(types.ApplyPatchType)
+	require.Equal(t, []string{apply}, members.memberActions("c1"))
+
+	// The member's watch has not brought the copy yet.
+	delete(members.cache["c1"], "ns/a")
+	require.NoError(t, tc.sync(t, "ns/a"))
+	assert.Equal(t, []string{apply}, members.memberActions("c1"), "no second call for our own write")
+
+	// Its events came: created, then deleted there by hand.
+	tc.MemberChanged("c1", adapter("configmaps").Resource, configMapObj("a"))
+	require.NoError(t, tc.sync(t, "ns/a"))
+	assert.Equal(t, []string{apply, "get", apply}, members.memberActions("c1"))
+	assert.Contains(t, tc.events(), "Normal CreateInCluster Recreated ConfigMap ns/a in cluster c1: it was deleted there")
+}
