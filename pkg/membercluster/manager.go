@@ -3,6 +3,7 @@ package membercluster
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -15,6 +16,8 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/util/flowcontrol"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -54,11 +57,14 @@ type Manager struct {
 	secrets    corelisters.SecretLister
 	synced     []cache.InformerSynced
 	queue      workqueue.TypedRateLimitingInterface[string]
-	// newClient makes a member's client; tests replace it.
-	newClient func(cluster *fedv1.Cluster, secret *corev1.Secret) (dynamic.Interface, error)
+	// newClient makes a member's clients; tests replace it.
+	newClient func(cluster *fedv1.Cluster, secret *corev1.Secret) (*Clients, error)
 
 	mu        sync.RWMutex
 	resources []schema.GroupVersionResource
+	// metadataOnly are the resources whose caches hold only metadata (see
+	// WatchMetadata).
+	metadataOnly map[schema.GroupVersionResource]bool
 	handlers  []Handler
 	members   map[string]*member
 	// labels remembers each cluster's labels, to notice changes.
@@ -74,8 +80,9 @@ func NewManager(federation string, clusters fedinformers.ClusterInformer, secret
 		synced:     []cache.InformerSynced{clusters.Informer().HasSynced, secrets.Informer().HasSynced},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "members"}),
-		newClient: dynamicClient,
-		resources: []schema.GroupVersionResource{NamespacesResource},
+		newClient:    newClients,
+		resources:    []schema.GroupVersionResource{NamespacesResource},
+		metadataOnly: map[schema.GroupVersionResource]bool{NamespacesResource: true},
 		members:   map[string]*member{},
 		labels:    map[string]string{},
 	}
@@ -103,16 +110,31 @@ func (m *Manager) Federation() string { return m.federation }
 // Watch adds a resource to watch in every member and a handler of its
 // events. Call it before Run.
 func (m *Manager) Watch(gvr schema.GroupVersionResource, h Handler) {
+	m.watch(gvr, h, false)
+}
+
+// WatchMetadata is Watch for a handler that reads only the objects'
+// metadata: unless another handler wants whole objects, the members send
+// only metadata, as protobuf, and the cache holds only that (no Secret
+// data in the controller manager's memory, and far less to encode, send
+// and decode per change).
+func (m *Manager) WatchMetadata(gvr schema.GroupVersionResource, h Handler) {
+	m.watch(gvr, h, true)
+}
+
+func (m *Manager) watch(gvr schema.GroupVersionResource, h Handler, metadataOnly bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	found := false
-	for _, r := range m.resources {
-		found = found || r == gvr
-	}
-	if !found {
+	if !slices.Contains(m.resources, gvr) {
 		m.resources = append(m.resources, gvr)
+		m.metadataOnly[gvr] = metadataOnly
+	} else if !metadataOnly {
+		m.metadataOnly[gvr] = false
 	}
-	m.handlers = append(m.handlers, h)
+	// A handler of several resources is told of cluster changes once.
+	if !slices.Contains(m.handlers, h) {
+		m.handlers = append(m.handlers, h)
+	}
 }
 
 func (m *Manager) enqueueAll() {
@@ -197,7 +219,7 @@ func (m *Manager) sync(ctx context.Context, name string) error {
 		m.remove(name, old)
 	}
 	m.mu.Lock()
-	mem := newMember(ctx, name, identity, client, m.federation, m.resources, m.memberChanged)
+	mem := newMember(ctx, name, identity, client, m.federation, m.resources, m.metadataOnly, m.memberChanged)
 	m.members[name] = mem
 	m.mu.Unlock()
 	klog.FromContext(ctx).Info("Starting a member's caches", "cluster", name)
@@ -312,7 +334,20 @@ func (m *Manager) Client(cluster string) (dynamic.Interface, error) {
 	if mem == nil {
 		return nil, fmt.Errorf("cluster %s is not Ready", cluster)
 	}
-	return mem.client, nil
+	return mem.clients.Dynamic, nil
+}
+
+// Metadata returns the metadata client of a usable member: for calls
+// whose answer is read only for its metadata, which then comes as
+// protobuf.
+func (m *Manager) Metadata(cluster string) (metadata.Interface, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	mem := m.members[cluster]
+	if mem == nil {
+		return nil, fmt.Errorf("cluster %s is not Ready", cluster)
+	}
+	return mem.clients.Metadata, nil
 }
 
 // IsReady reports whether the cluster's Ready condition is True.
@@ -335,16 +370,28 @@ func identityOf(cluster *fedv1.Cluster, secret *corev1.Secret) (string, error) {
 	return server + "/" + string(secret.UID) + "/" + secret.ResourceVersion, nil
 }
 
-// dynamicClient builds a member's dynamic client.
-func dynamicClient(cluster *fedv1.Cluster, secret *corev1.Secret) (dynamic.Interface, error) {
+// Clients are a member's clients. They share one rate limit
+// (ClientQPS, ClientBurst).
+type Clients struct {
+	Dynamic  dynamic.Interface
+	Metadata metadata.Interface
+}
+
+// newClients builds a member's clients.
+func newClients(cluster *fedv1.Cluster, secret *corev1.Secret) (*Clients, error) {
 	cfg, err := RESTConfig(cluster, secret)
 	if err != nil {
 		return nil, err
 	}
 	cfg.QPS, cfg.Burst = ClientQPS, ClientBurst
-	client, err := dynamic.NewForConfig(cfg)
+	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(ClientQPS, ClientBurst)
+	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", cluster.Name, err)
 	}
-	return client, nil
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", cluster.Name, err)
+	}
+	return &Clients{Dynamic: dyn, Metadata: meta}, nil
 }

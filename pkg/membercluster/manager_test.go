@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	metadatafake "k8s.io/client-go/metadata/fake"
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
@@ -66,13 +66,22 @@ func TestManagerFollowsClusterHealth(t *testing.T) {
 	theirs.SetLabels(nil)
 	member := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		configMaps: "ConfigMapList", NamespacesResource: "NamespaceList"}, ours, theirs)
+	// Secrets are watched for their metadata only.
+	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	secret := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns", Labels: map[string]string{FederationLabel: "fed"},
+			Annotations: map[string]string{"a": "b"}, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x"}}}}
+	scheme := metadatafake.NewTestScheme()
+	require.NoError(t, metav1.AddMetaToScheme(scheme))
+	memberMetadata := metadatafake.NewSimpleMetadataClient(scheme, secret)
 	made := map[string]int{}
-	m.newClient = func(c *fedv1.Cluster, _ *corev1.Secret) (dynamic.Interface, error) {
+	m.newClient = func(c *fedv1.Cluster, _ *corev1.Secret) (*Clients, error) {
 		made[c.Name]++
-		return member, nil
+		return &Clients{Dynamic: member, Metadata: memberMetadata}, nil
 	}
 	h := &countingHandler{}
 	m.Watch(configMaps, h)
+	m.WatchMetadata(secrets, h)
 	fedFactory.Start(ctx.Done())
 	kubeFactory.Start(ctx.Done())
 	fedFactory.WaitForCacheSync(ctx.Done())
@@ -97,6 +106,18 @@ func TestManagerFollowsClusterHealth(t *testing.T) {
 	}))
 	_, ok := m.Get("c1", configMaps, "ns", "ours")
 	assert.True(t, ok)
+	require.NoError(t, poll.Until(ctx, 10*time.Second, "c1's Secret cache", func(context.Context) error {
+		if !m.Synced("c1", secrets) {
+			return assert.AnError
+		}
+		return nil
+	}))
+	cached, ok := m.Get("c1", secrets, "ns", "s")
+	require.True(t, ok, "a metadata-only cache holds the object")
+	assert.Equal(t, map[string]any{"apiVersion": "v1", "metadata": map[string]any{
+		"name": "s", "namespace": "ns",
+		"labels": map[string]any{FederationLabel: "fed"}, "annotations": map[string]any{"a": "b"},
+	}}, cached.Object, "metadata only, without managed fields")
 	// The fake client does not filter by label; the real one does. What
 	// matters here is that the cache is keyed by namespace/name.
 	_, ok = m.Get("c2", configMaps, "ns", "ours")

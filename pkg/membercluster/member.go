@@ -7,57 +7,66 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 )
 
-// member is one usable member cluster: its client and its caches of the
+// member is one usable member cluster: its clients and its caches of the
 // objects the federation labelled.
 type member struct {
 	name     string
 	identity string
-	client   dynamic.Interface
+	clients  *Clients
 	factory  dynamicinformer.DynamicSharedInformerFactory
+	metadata metadatainformer.SharedInformerFactory
 	informer map[schema.GroupVersionResource]informers.GenericInformer
 	cancel   context.CancelFunc
 	ctx      context.Context
 }
 
-func newMember(ctx context.Context, name, identity string, client dynamic.Interface, federation string,
-	resources []schema.GroupVersionResource, changed func(string, schema.GroupVersionResource, *unstructured.Unstructured)) *member {
+func newMember(ctx context.Context, name, identity string, clients *Clients, federation string,
+	resources []schema.GroupVersionResource, metadataOnly map[schema.GroupVersionResource]bool,
+	changed func(string, schema.GroupVersionResource, *unstructured.Unstructured)) *member {
 	ctx, cancel := context.WithCancel(ctx)
 	selector := FederationLabel + "=" + federation
-	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, metav1.NamespaceAll,
-		func(o *metav1.ListOptions) { o.LabelSelector = selector })
-	mem := &member{name: name, identity: identity, client: client, factory: factory,
+	labelled := func(o *metav1.ListOptions) { o.LabelSelector = selector }
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(clients.Dynamic, 0, metav1.NamespaceAll, labelled)
+	metaFactory := metadatainformer.NewFilteredSharedInformerFactory(clients.Metadata, 0, metav1.NamespaceAll, labelled)
+	mem := &member{name: name, identity: identity, clients: clients, factory: factory, metadata: metaFactory,
 		informer: map[schema.GroupVersionResource]informers.GenericInformer{}, cancel: cancel, ctx: ctx}
 	for _, gvr := range resources {
 		var inf informers.GenericInformer
 		if fields, ok := fieldSelectors[gvr]; ok {
-			inf = dynamicinformer.NewFilteredDynamicInformer(client, gvr, metav1.NamespaceAll, 0,
+			inf = dynamicinformer.NewFilteredDynamicInformer(clients.Dynamic, gvr, metav1.NamespaceAll, 0,
 				cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 				func(o *metav1.ListOptions) { o.LabelSelector, o.FieldSelector = selector, fields })
 			go inf.Informer().RunWithContext(ctx)
+		} else if metadataOnly[gvr] {
+			inf = metaFactory.ForResource(gvr)
 		} else {
 			inf = factory.ForResource(gvr)
 		}
-		// Managed fields are large and never read: drop them from the cache.
+		// Managed fields are large and never read: drop them from the
+		// cache. Metadata is kept as unstructured objects like the rest.
 		_ = inf.Informer().SetTransform(func(obj any) (any, error) {
-			if u, ok := obj.(*unstructured.Unstructured); ok {
-				u.SetManagedFields(nil)
-				if gvr == PodsResource {
-					slimPod(u)
-				}
+			u, ok := asUnstructured(gvr, obj)
+			if !ok {
+				return obj, nil
 			}
-			return obj, nil
+			u.SetManagedFields(nil)
+			if gvr == PodsResource {
+				slimPod(u)
+			}
+			return u, nil
 		})
 		notify := func(obj any) {
 			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = t.Obj
 			}
-			if u, ok := obj.(*unstructured.Unstructured); ok {
+			if u, ok := asUnstructured(gvr, obj); ok {
 				changed(name, gvr, u)
 			}
 		}
@@ -67,7 +76,26 @@ func newMember(ctx context.Context, name, identity string, client dynamic.Interf
 		mem.informer[gvr] = inf
 	}
 	factory.Start(ctx.Done())
+	metaFactory.Start(ctx.Done())
 	return mem
+}
+
+// asUnstructured returns a cached object as unstructured: metadata-only
+// objects become an object of gvr with only apiVersion and metadata.
+func asUnstructured(gvr schema.GroupVersionResource, obj any) (*unstructured.Unstructured, bool) {
+	switch o := obj.(type) {
+	case *unstructured.Unstructured:
+		return o, true
+	case *metav1.PartialObjectMetadata:
+		meta, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&o.ObjectMeta)
+		if err != nil {
+			return nil, false
+		}
+		u := &unstructured.Unstructured{Object: map[string]any{"metadata": meta}}
+		u.SetAPIVersion(gvr.GroupVersion().String())
+		return u, true
+	}
+	return nil, false
 }
 
 // waitSynced blocks until the namespaces cache has synced, or the member
@@ -121,6 +149,7 @@ func (m *member) list(gvr schema.GroupVersionResource, namespace string, selecto
 func (m *member) stop() {
 	m.cancel()
 	go m.factory.Shutdown()
+	go m.metadata.Shutdown()
 }
 
 // PodsResource is watched, when a controller asks for it, only for the

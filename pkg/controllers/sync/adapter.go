@@ -60,3 +60,10 @@ type Member struct {
 	// ReadyEndpoints reports whether a Service has ready endpoints there.
 	ReadyEndpoints bool
 }
+
+// MetadataOnly reports whether the controller reads only the metadata of
+// member copies: nothing comes back from them (no status, no replicas),
+// and whether a copy is in sync is told by our hash, labels and version.
+func (a *Adapter) MetadataOnly() bool {
+	return a.Status == nil && a.Replicas == nil && !a.DividesHPA && !a.Endpoints
+}

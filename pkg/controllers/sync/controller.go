@@ -45,6 +45,7 @@ type Options struct {
 type Members interface {
 	Federation() string
 	Watch(gvr schema.GroupVersionResource, h membercluster.Handler)
+	WatchMetadata(gvr schema.GroupVersionResource, h membercluster.Handler)
 	Clusters() []*fedv1.Cluster
 	AllClusters() ([]*fedv1.Cluster, error)
 	Get(cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool)
@@ -118,7 +119,11 @@ func New(a *Adapter, fed dynamic.Interface, informer informers.GenericInformer, 
 	}); err != nil {
 		return nil, err
 	}
-	members.Watch(a.Resource, c)
+	if a.MetadataOnly() {
+		members.WatchMetadata(a.Resource, c)
+	} else {
+		members.Watch(a.Resource, c)
+	}
 	if a.Endpoints {
 		members.Watch(endpointSlices, c)
 	}

@@ -88,10 +88,11 @@ func (m *fakeMembers) put(cluster string, obj *unstructured.Unstructured) {
 	m.cache[cluster][key(obj.GetNamespace(), obj.GetName())] = obj
 }
 
-func (m *fakeMembers) Federation() string                                       { return "fed" }
-func (m *fakeMembers) Watch(schema.GroupVersionResource, membercluster.Handler) {}
-func (m *fakeMembers) Clusters() []*fedv1.Cluster                               { return m.usable }
-func (m *fakeMembers) AllClusters() ([]*fedv1.Cluster, error)                   { return m.all, nil }
+func (m *fakeMembers) Federation() string                                               { return "fed" }
+func (m *fakeMembers) Watch(schema.GroupVersionResource, membercluster.Handler)         {}
+func (m *fakeMembers) WatchMetadata(schema.GroupVersionResource, membercluster.Handler) {}
+func (m *fakeMembers) Clusters() []*fedv1.Cluster                                       { return m.usable }
+func (m *fakeMembers) AllClusters() ([]*fedv1.Cluster, error)                           { return m.all, nil }
 func (m *fakeMembers) Get(cluster string, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, bool) {
 	if gvr == membercluster.NamespacesResource {
 		return &unstructured.Unstructured{}, true
