@@ -16,11 +16,11 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/util/flowcontrol"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
@@ -65,8 +65,8 @@ type Manager struct {
 	// metadataOnly are the resources whose caches hold only metadata (see
 	// WatchMetadata).
 	metadataOnly map[schema.GroupVersionResource]bool
-	handlers  []Handler
-	members   map[string]*member
+	handlers     []Handler
+	members      map[string]*member
 	// labels remembers each cluster's labels, to notice changes.
 	labels map[string]string
 }
@@ -83,8 +83,8 @@ func NewManager(federation string, clusters fedinformers.ClusterInformer, secret
 		newClient:    newClients,
 		resources:    []schema.GroupVersionResource{NamespacesResource},
 		metadataOnly: map[schema.GroupVersionResource]bool{NamespacesResource: true},
-		members:   map[string]*member{},
-		labels:    map[string]string{},
+		members:      map[string]*member{},
+		labels:       map[string]string{},
 	}
 	enqueue := func(obj any) {
 		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
