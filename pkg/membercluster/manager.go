@@ -337,19 +337,6 @@ func (m *Manager) Client(cluster string) (dynamic.Interface, error) {
 	return mem.clients.Dynamic, nil
 }
 
-// Metadata returns the metadata client of a usable member: for calls
-// whose answer is read only for its metadata, which then comes as
-// protobuf.
-func (m *Manager) Metadata(cluster string) (metadata.Interface, error) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	mem := m.members[cluster]
-	if mem == nil {
-		return nil, fmt.Errorf("cluster %s is not Ready", cluster)
-	}
-	return mem.clients.Metadata, nil
-}
-
 // IsReady reports whether the cluster's Ready condition is True.
 func IsReady(c *fedv1.Cluster) bool {
 	for _, cond := range c.Status.Conditions {

@@ -112,3 +112,14 @@ func TestOurWriteNotYetInTheCacheIsNotWrittenAgain(t *testing.T) {
 	assert.Equal(t, []string{apply, "get", apply}, members.memberActions("c1"))
 	assert.Contains(t, tc.events(), "Normal CreateInCluster Recreated ConfigMap ns/a in cluster c1: it was deleted there")
 }
+
+func TestDeletionTellsOfItsCopiesInOneEvent(t *testing.T) {
+	members := newFakeMembers([]string{"c1", "c2"})
+	members.put("c1", appliedCopy(t, configMapObj("a")))
+	members.put("c2", appliedCopy(t, configMapObj("a")))
+	tc := newTestController(t, adapter("configmaps"), members, deleting(configMapObj("a", Finalizer), 0))
+	require.NoError(t, tc.sync(t, "ns/a"))
+	assert.Equal(t, []string{"delete"}, members.memberActions("c1"))
+	assert.Equal(t, []string{"delete"}, members.memberActions("c2"))
+	assert.Equal(t, []string{"Normal DeleteInCluster Deleted ConfigMap ns/a in clusters c1, c2"}, tc.events())
+}

@@ -54,9 +54,10 @@ func (c *Controller) delete(ctx context.Context, fed *unstructured.Unstructured)
 	what := fmt.Sprintf("%s %s", c.adapter.Kind, key(ns, name))
 	usable := map[string]bool{}
 	var (
-		mu   stdsync.Mutex
-		wg   stdsync.WaitGroup
-		errs []error
+		mu      stdsync.Mutex
+		wg      stdsync.WaitGroup
+		errs    []error
+		deleted []copyEvent
 	)
 	for _, cl := range c.members.Clusters() {
 		usable[cl.Name] = true
@@ -79,14 +80,19 @@ func (c *Controller) delete(ctx context.Context, fed *unstructured.Unstructured)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := c.releaseCopy(ctx, cl.Name, fed, cur, orphan); err != nil {
-				mu.Lock()
+			err := c.releaseCopy(ctx, cl.Name, fed, cur, orphan)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
 				errs = append(errs, err)
-				mu.Unlock()
+			case !orphan:
+				deleted = append(deleted, copyEvent{reason: ReasonDelete, verb: "Deleted", cluster: cl.Name})
 			}
 		}()
 	}
 	wg.Wait()
+	c.recordCopies(fed, deleted)
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
@@ -110,7 +116,8 @@ func (c *Controller) delete(ctx context.Context, fed *unstructured.Unstructured)
 }
 
 // releaseCopy deletes a member copy, or for an orphaning delete removes our
-// label and hash from it so that it becomes the member's own.
+// label and hash from it so that it becomes the member's own. The deletion
+// tells of the copies deleted in one event.
 func (c *Controller) releaseCopy(ctx context.Context, cluster string, fed, cur *unstructured.Unstructured, orphan bool) error {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
 	defer cancel()
@@ -140,7 +147,6 @@ func (c *Controller) releaseCopy(ctx context.Context, cluster string, fed, cur *
 		c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonDeleteFailed, "Deleting %s in cluster %s failed: %v", what, cluster, err)
 		return fmt.Errorf("deleting %s in cluster %s: %w", what, cluster, err)
 	}
-	c.recorder.Eventf(fed, corev1.EventTypeNormal, ReasonDelete, "Deleted %s in cluster %s", what, cluster)
 	return nil
 }
 
