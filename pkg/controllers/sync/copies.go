@@ -171,7 +171,7 @@ func (c *Controller) syncCopy(ctx context.Context, cluster, objKey string) error
 		err error
 	)
 	if c.stillWanted(cluster, t) {
-		_, ev, err = c.syncCluster(ctx, cluster, t.fed, t.desired, t.hash, t.placed)
+		ev, err = c.syncCluster(ctx, cluster, t.fed, t.desired, t.hash, t.placed)
 	}
 
 	w.mu.Lock()

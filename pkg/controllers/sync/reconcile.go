@@ -191,9 +191,12 @@ func Rolled(placed map[string]bool, members []Member, hashes map[string]string) 
 	return current == len(placed)
 }
 
-// syncCluster makes one member hold what it should of fed, and returns its
-// copy (nil when it has none) and what it wrote (nil when nothing).
-func (c *Controller) syncCluster(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured, hash string, placed bool) (*unstructured.Unstructured, *copyEvent, error) {
+// syncCluster makes one member hold what it should of fed, and returns what
+// it wrote (nil when nothing).
+func (c *Controller) syncCluster(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured, hash string, placed bool) (*copyEvent, error) {
+	if _, ok := c.inSync(cluster, fed, desired, hash, placed); ok {
+		return nil, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
 	defer cancel()
 	ns, name := fed.GetNamespace(), fed.GetName()
@@ -201,35 +204,26 @@ func (c *Controller) syncCluster(ctx context.Context, cluster string, fed, desir
 	cur, exists := c.members.Get(cluster, c.adapter.Resource, ns, name)
 	client, err := c.members.Client(cluster)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	res := client.Resource(c.adapter.Resource).Namespace(ns)
 	appliedKey := cluster + "/" + key(ns, name)
 
 	if !placed {
-		if !exists {
-			return nil, nil, nil
-		}
 		err := res.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)})
 		c.countWrite(cluster, "delete", err)
 		if err != nil && !apierrors.IsNotFound(err) {
 			c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonDeleteFailed, "Deleting %s in cluster %s failed: %v", what, cluster, err)
-			return nil, nil, fmt.Errorf("deleting %s in cluster %s: %w", what, cluster, err)
+			return nil, fmt.Errorf("deleting %s in cluster %s: %w", what, cluster, err)
 		}
 		c.forgetApplied(appliedKey)
-		return nil, &copyEvent{reason: ReasonDelete, verb: "Deleted", suffix: ": no longer selected"}, nil
+		return &copyEvent{reason: ReasonDelete, verb: "Deleted", suffix: ": no longer selected"}, nil
 	}
 
 	c.mu.Lock()
 	lastApplied, appliedBefore := c.applied[appliedKey]
 	c.mu.Unlock()
 	last := lastApplied.version
-	if exists && InSync(cur, desired, hash, last) {
-		if !appliedBefore {
-			c.rememberApplied(appliedKey, cur, false)
-		}
-		return cur, nil, nil
-	}
 	ev := &copyEvent{reason: ReasonUpdate, verb: "Updated"}
 	// Changed there while what we send stayed the same (a member's HPA
 	// changing replicas the federation follows is an update, not drift).
@@ -250,12 +244,12 @@ func (c *Controller) syncCluster(ctx context.Context, cluster string, fed, desir
 			}
 		case err != nil:
 			c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonUpdateFailed, "Reading %s in cluster %s failed: %v", what, cluster, err)
-			return nil, nil, fmt.Errorf("reading %s in cluster %s: %w", what, cluster, err)
+			return nil, fmt.Errorf("reading %s in cluster %s: %w", what, cluster, err)
 		case live.GetLabels()[membercluster.FederationLabel] != c.members.Federation():
 			ev = &copyEvent{reason: ReasonAdopt, verb: "Adopted the existing"}
 		case InSync(live, desired, hash, last):
 			// Our own write, not yet in the cache.
-			return live, nil, nil
+			return nil, nil
 		}
 	}
 	if firstWrite {
@@ -270,14 +264,14 @@ func (c *Controller) syncCluster(ctx context.Context, cluster string, fed, desir
 			failed = ReasonCreateFailed
 		}
 		c.recorder.Eventf(fed, corev1.EventTypeWarning, failed, "Applying %s in cluster %s failed: %v", what, cluster, err)
-		return nil, nil, fmt.Errorf("applying %s in cluster %s: %w", what, cluster, err)
+		return nil, fmt.Errorf("applying %s in cluster %s: %w", what, cluster, err)
 	}
 	if firstWrite && adopted(out) {
 		ev = &copyEvent{reason: ReasonAdopt, verb: "Adopted the existing"}
 	}
 	klog.FromContext(ctx).V(2).Info("Applied to member", "cluster", cluster, "object", key(ns, name), "took", time.Since(start))
 	c.rememberApplied(appliedKey, out, true)
-	return out, ev, nil
+	return ev, nil
 }
 
 func (c *Controller) resource(namespace string) dynamic.ResourceInterface {
