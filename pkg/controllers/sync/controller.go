@@ -174,8 +174,14 @@ func (c *Controller) MemberChanged(cluster string, gvr schema.GroupVersionResour
 	}
 }
 
-// ClustersChanged enqueues every federated object of the type.
-func (c *Controller) ClustersChanged() { c.enqueueAll("") }
+// ClustersChanged forgets the member queues of clusters that left, and
+// enqueues every federated object of the type.
+func (c *Controller) ClustersChanged() {
+	if joined, err := c.members.AllClusters(); err == nil {
+		c.forgetClusters(joined)
+	}
+	c.enqueueAll("")
+}
 
 func (c *Controller) enqueueAll(namespace string) {
 	list, err := c.lister.List(labels.Everything())

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	stdsync "sync"
 	"testing"
 	"time"
 
@@ -34,6 +35,9 @@ import (
 
 // fakeMembers are member clusters with fake clients and hand-filled caches.
 type fakeMembers struct {
+	// mu guards cache: the controller's workers write to it through the
+	// fake clients.
+	mu      stdsync.Mutex
 	usable  []*fedv1.Cluster
 	all     []*fedv1.Cluster
 	cache   map[string]map[string]*unstructured.Unstructured
@@ -85,6 +89,8 @@ func newFakeMembers(usable []string, down ...string) *fakeMembers {
 }
 
 func (m *fakeMembers) put(cluster string, obj *unstructured.Unstructured) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.cache[cluster][key(obj.GetNamespace(), obj.GetName())] = obj
 }
 
@@ -97,6 +103,8 @@ func (m *fakeMembers) Get(cluster string, gvr schema.GroupVersionResource, ns, n
 	if gvr == membercluster.NamespacesResource {
 		return &unstructured.Unstructured{}, true
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	o, ok := m.cache[cluster][key(ns, name)]
 	return o, ok
 }

@@ -52,6 +52,8 @@ type copyWork struct {
 	// queues themselves).
 	ctx    context.Context
 	queues map[string]workqueue.TypedRateLimitingInterface[string]
+	// stops end the workers of a cluster's queue.
+	stops map[string]context.CancelFunc
 	// pending holds, by object key and cluster, the copies to write.
 	pending map[string]map[string]*copyTask
 	// statusBehind holds the objects whose status was last written while
@@ -65,6 +67,7 @@ type copyWork struct {
 func newCopyWork() *copyWork {
 	return &copyWork{
 		queues:       map[string]workqueue.TypedRateLimitingInterface[string]{},
+		stops:        map[string]context.CancelFunc{},
 		pending:      map[string]map[string]*copyTask{},
 		statusBehind: map[string]bool{},
 		events:       map[string][]copyEvent{},
@@ -79,7 +82,7 @@ func (c *Controller) runCopies(ctx context.Context) {
 	w.mu.Lock()
 	w.ctx = ctx
 	for cluster, q := range w.queues {
-		c.startCopyWorkers(ctx, cluster, q)
+		c.startCopyWorkers(cluster, q)
 	}
 	w.mu.Unlock()
 	go func() {
@@ -92,7 +95,10 @@ func (c *Controller) runCopies(ctx context.Context) {
 	}()
 }
 
-func (c *Controller) startCopyWorkers(ctx context.Context, cluster string, q workqueue.TypedRateLimitingInterface[string]) {
+// startCopyWorkers starts a cluster's workers. Called with w.mu held.
+func (c *Controller) startCopyWorkers(cluster string, q workqueue.TypedRateLimitingInterface[string]) {
+	ctx, cancel := context.WithCancel(c.copies.ctx)
+	c.copies.stops[cluster] = cancel
 	for range max(c.opts.Workers, 1) {
 		go wait.UntilWithContext(ctx, func(ctx context.Context) {
 			queueworker.Run(ctx, q, queueworker.Handlers[string]{
@@ -113,7 +119,7 @@ func (c *Controller) queueOf(cluster string) workqueue.TypedRateLimitingInterfac
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "sync_" + c.adapter.Name + "_" + cluster})
 		w.queues[cluster] = q
 		if w.ctx != nil {
-			c.startCopyWorkers(w.ctx, cluster, q)
+			c.startCopyWorkers(cluster, q)
 		}
 	}
 	return q
@@ -207,7 +213,7 @@ func (c *Controller) syncCopy(ctx context.Context, cluster, objKey string) error
 		statusBehind = w.statusBehind[objKey] && len(events) > 0
 		delete(w.statusBehind, objKey)
 	}
-	q := w.queues[cluster]
+	q, queued := w.queues[cluster]
 	w.mu.Unlock()
 
 	c.recordCopies(obj, events)
@@ -220,11 +226,36 @@ func (c *Controller) syncCopy(ctx context.Context, cluster, objKey string) error
 		// members' watch events.)
 		c.queue.Add(objKey)
 	}
-	if newer {
+	if newer && queued {
 		q.Add(objKey)
 	}
 	// A failure is retried with the copy's own backoff.
 	return err
+}
+
+// forgetClusters stops the queues and drops the tasks of the clusters that
+// left the federation (unjoined); a cluster that is only not Ready keeps
+// its queue, and its tasks are dropped as they come up.
+func (c *Controller) forgetClusters(joined []*fedv1.Cluster) {
+	w := c.copies
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for cluster, q := range w.queues {
+		if slices.ContainsFunc(joined, func(cl *fedv1.Cluster) bool { return cl.Name == cluster }) {
+			continue
+		}
+		if stop := w.stops[cluster]; stop != nil {
+			stop()
+		}
+		q.ShutDown()
+		delete(w.queues, cluster)
+		delete(w.stops, cluster)
+		for objKey, tasks := range w.pending {
+			if t := tasks[cluster]; t != nil && !t.running {
+				w.finishLocked(objKey, cluster)
+			}
+		}
+	}
 }
 
 // stillWanted reports whether a task should run: its cluster is Ready and

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -122,4 +123,48 @@ func TestDeletionTellsOfItsCopiesInOneEvent(t *testing.T) {
 	assert.Equal(t, []string{"delete"}, members.memberActions("c1"))
 	assert.Equal(t, []string{"delete"}, members.memberActions("c2"))
 	assert.Equal(t, []string{"Normal DeleteInCluster Deleted ConfigMap ns/a in clusters c1, c2"}, tc.events())
+}
+
+func TestAClusterThatLeftLosesItsQueue(t *testing.T) {
+	members := newFakeMembers([]string{"c1", "c2"})
+	tc := newTestController(t, adapter("configmaps"), members, configMapObj("a", Finalizer))
+	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+	require.Len(t, tc.copies.queues, 2)
+
+	// c2 is unjoined: gone from the Clusters.
+	members.usable, members.all = members.usable[:1], members.all[:1]
+	tc.ClustersChanged()
+	assert.Contains(t, tc.copies.queues, "c1")
+	assert.NotContains(t, tc.copies.queues, "c2", "its queue is stopped")
+	assert.NotContains(t, tc.copies.pending["ns/a"], "c2", "its writes are dropped")
+	assert.Contains(t, tc.copies.pending["ns/a"], "c1")
+}
+
+func TestTheWorkersWriteEveryCopy(t *testing.T) {
+	members := newFakeMembers([]string{"c1", "c2", "c3"})
+	var objs []*unstructured.Unstructured
+	for i := range 40 {
+		objs = append(objs, configMapObj(fmt.Sprintf("o%02d", i), Finalizer))
+	}
+	tc := newTestController(t, adapter("configmaps"), members, objs...)
+	tc.opts.Workers = 4
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tc.runCopies(ctx)
+	for _, o := range objs {
+		require.NoError(t, tc.Sync(ctx, "ns/"+o.GetName()))
+	}
+	require.Eventually(t, func() bool {
+		tc.copies.mu.Lock()
+		defer tc.copies.mu.Unlock()
+		return len(tc.copies.pending) == 0
+	}, 10*time.Second, 10*time.Millisecond, "every copy written")
+	for _, c := range []string{"c1", "c2", "c3"} {
+		assert.Len(t, members.memberActions(c), len(objs), "one apply per object in %s", c)
+		for _, o := range objs {
+			_, ok := members.Get(c, adapter("configmaps").Resource, "ns", o.GetName())
+			assert.True(t, ok, "%s in %s", o.GetName(), c)
+		}
+	}
+	assert.Len(t, tc.events(), len(objs), "one event per object")
 }
