@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"testing"
 
@@ -14,7 +16,8 @@ import (
 )
 
 // TestComponentMovesOffATakenPort: when another process holds a program's
-// port, the program dies binding it and is started again on a new port.
+// port (and answers /healthz there), the program dies binding it and is
+// started again on a new port.
 func TestComponentMovesOffATakenPort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a member cluster")
@@ -29,7 +32,11 @@ func TestComponentMovesOffATakenPort(t *testing.T) {
 	taken := m.Ports[KubeScheduler]
 	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", taken))
 	require.NoError(t, err, "taking the scheduler's port")
-	defer l.Close()
+	// What holds it answers /healthz too, as another member program would.
+	other := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
+	other.Listener = l
+	other.StartTLS()
+	defer other.Close()
 
 	require.NoError(t, env.startComponent(ctx, m, KubeScheduler))
 	assert.NotEqual(t, taken, m.Ports[KubeScheduler], "the scheduler moved to another port")

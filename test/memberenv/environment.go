@@ -224,14 +224,32 @@ func (e *Environment) save() error {
 	return os.Rename(tmp, filepath.Join(e.Dir, stateFile))
 }
 
-// freePort asks the kernel for a free loopback port.
+// handedOut are the ports freePort returned: the kernel may offer a port
+// again once its listener is closed, and two programs given the same port
+// looked healthy through one /healthz (a scheduler that died on start,
+// probed through its controller manager).
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// freePort asks the kernel for a free loopback port, never one it handed
+// out before in this process.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return port, nil
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // writeKubeconfig writes the environment's kubeconfig: one admin context per

@@ -156,8 +156,16 @@ func (e *Environment) startComponent(ctx context.Context, m *Member, c string) e
 			return nil
 		}
 		proc := m.Processes[c]
+		serving := m.servingLine(c)
 		err := localprocess.WaitFor(ctx, 60*time.Second, m.Spec.Name+" "+c+" /healthz", proc, func() error {
-			return httpprobe.GetOK(ctx, url)
+			if err := httpprobe.GetOK(ctx, url); err != nil {
+				return err
+			}
+			// The answer may come from another program holding the port.
+			if !loggedSinceStart(proc.Log, serving) {
+				return fmt.Errorf("no %q in its log yet", serving)
+			}
+			return nil
 		})
 		if err == nil || attempt == portRetries || proc.Alive() || !strings.Contains(proc.LogTail(40), "address already in use") {
 			return err
@@ -170,6 +178,28 @@ func (e *Environment) startComponent(ctx context.Context, m *Member, c string) e
 		m.Ports[c] = port
 		e.mu.Unlock()
 	}
+}
+
+// servingLine is what a member program logs once it listens on its port.
+func (m *Member) servingLine(c string) string {
+	if c == Kwok {
+		return fmt.Sprintf(`"address":"127.0.0.1:%d"`, m.Ports[c])
+	}
+	return fmt.Sprintf("Serving securely on 127.0.0.1:%d", m.Ports[c])
+}
+
+// loggedSinceStart reports whether the log holds text after its last
+// "=== ... starting" line (a restarted program appends to the same log).
+func loggedSinceStart(log, text string) bool {
+	data, err := os.ReadFile(log)
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	if i := strings.LastIndex(s, "\n=== "); i >= 0 {
+		s = s[i:]
+	}
+	return strings.Contains(s, text)
 }
 
 // healthURL is where a member program answers /healthz; "" for programs
