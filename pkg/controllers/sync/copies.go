@@ -29,8 +29,8 @@ type copyTask struct {
 	fed, desired *unstructured.Unstructured
 	hash         string
 	placed       bool
-	// gen tells a newer task for the same copy from the one running.
-	gen     uint64
+	// running: a worker has taken it. A task replaced meanwhile is told
+	// apart by identity and runs next.
 	running bool
 	// failure is the last error writing the copy, for the object's
 	// Propagated condition; such a task waits out its backoff.
@@ -44,10 +44,15 @@ type copyEvent struct {
 	cluster              string
 }
 
+// objectWrites are an object's member writes not yet told in an event.
+type objectWrites struct {
+	obj    *unstructured.Unstructured
+	events []copyEvent
+}
+
 // copyWork is the per-cluster queues and the tasks they hold.
 type copyWork struct {
-	mu  stdsync.Mutex
-	gen uint64
+	mu stdsync.Mutex
 	// ctx runs the clusters' workers; nil until Run (unit tests drain the
 	// queues themselves).
 	ctx    context.Context
@@ -59,9 +64,9 @@ type copyWork struct {
 	// statusBehind holds the objects whose status was last written while
 	// their copies were being written.
 	statusBehind map[string]bool
-	// events and eventObj wait for an object's copies to be written.
-	events   map[string][]copyEvent
-	eventObj map[string]*unstructured.Unstructured
+	// written holds an object's writes until its copies are written, to
+	// tell of them in one event.
+	written map[string]*objectWrites
 }
 
 func newCopyWork() *copyWork {
@@ -70,8 +75,7 @@ func newCopyWork() *copyWork {
 		stops:        map[string]context.CancelFunc{},
 		pending:      map[string]map[string]*copyTask{},
 		statusBehind: map[string]bool{},
-		events:       map[string][]copyEvent{},
-		eventObj:     map[string]*unstructured.Unstructured{},
+		written:      map[string]*objectWrites{},
 	}
 }
 
@@ -132,7 +136,6 @@ func (c *Controller) dispatch(cluster string, fed, desired *unstructured.Unstruc
 	w := c.copies
 	objKey := key(fed.GetNamespace(), fed.GetName())
 	w.mu.Lock()
-	w.gen++
 	tasks := w.pending[objKey]
 	if tasks == nil {
 		tasks = map[string]*copyTask{}
@@ -145,7 +148,7 @@ func (c *Controller) dispatch(cluster string, fed, desired *unstructured.Unstruc
 		w.mu.Unlock()
 		return
 	}
-	t := &copyTask{fed: fed, desired: desired, hash: hash, placed: placed, gen: w.gen}
+	t := &copyTask{fed: fed, desired: desired, hash: hash, placed: placed}
 	if old != nil {
 		t.running, t.failure = old.running, old.failure
 	}
@@ -193,30 +196,33 @@ func (c *Controller) syncCopy(ctx context.Context, cluster, objKey string) error
 	}
 	if ev != nil {
 		ev.cluster = cluster
-		w.events[objKey] = append(w.events[objKey], *ev)
-		w.eventObj[objKey] = t.fed
+		if w.written[objKey] == nil {
+			w.written[objKey] = &objectWrites{}
+		}
+		w.written[objKey].obj = t.fed
+		w.written[objKey].events = append(w.written[objKey].events, *ev)
 	}
 	newer := cur != nil && cur != t
 	if cur == t && err == nil {
 		w.finishLocked(objKey, cluster)
 	}
 	settled, done := w.settledLocked(objKey)
-	var events []copyEvent
-	var obj *unstructured.Unstructured
+	var writes *objectWrites
 	statusBehind := false
 	if settled {
-		events, obj = w.events[objKey], w.eventObj[objKey]
-		delete(w.events, objKey)
-		delete(w.eventObj, objKey)
+		writes = w.written[objKey]
+		delete(w.written, objKey)
 		// Its status was written while we wrote: the member events of
 		// our writes may have come first.
-		statusBehind = w.statusBehind[objKey] && len(events) > 0
+		statusBehind = w.statusBehind[objKey] && writes != nil
 		delete(w.statusBehind, objKey)
 	}
 	q, queued := w.queues[cluster]
 	w.mu.Unlock()
 
-	c.recordCopies(obj, events)
+	if writes != nil {
+		c.recordCopies(writes.obj, writes.events)
+	}
 	if done {
 		c.observeChange(objKey)
 	}
@@ -303,8 +309,7 @@ func (c *Controller) dropCopies(objKey string) (running bool) {
 		w.finishLocked(objKey, cluster)
 	}
 	if !running {
-		delete(w.events, objKey)
-		delete(w.eventObj, objKey)
+		delete(w.written, objKey)
 		delete(w.statusBehind, objKey)
 	}
 	return running
