@@ -87,7 +87,10 @@ func asUnstructured(gvr schema.GroupVersionResource, obj any) (*unstructured.Uns
 	case *unstructured.Unstructured:
 		return o, true
 	case *metav1.PartialObjectMetadata:
-		meta, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&o.ObjectMeta)
+		// Managed fields are dropped from the caches: not worth converting.
+		m := o.ObjectMeta
+		m.ManagedFields = nil
+		meta, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&m)
 		if err != nil {
 			return nil, false
 		}
