@@ -34,10 +34,12 @@ test-unit: ## run only the fast tests (no clusters)
 CLUSTERS  ?= 1,3
 SCENARIOS ?= burst,delete,steady,deployments
 STEADY    ?= 60s
+# Rounds of burst and delete (reference then federation each time): medians.
+ROUNDS    ?= 3
 
 bench: tools ## propagation to CLUSTERS=1,3 members against writing straight to them; table + .run/bench/propagation.json
 	$(GO) test ./test/benchmark/propagation -run '^$$' -bench . -benchtime 1x -timeout 0 \
-	  -args -clusters=$(CLUSTERS) -scenarios=$(SCENARIOS) -steady-duration=$(STEADY) -out=$(CURDIR)/.run/bench/propagation.json
+	  -args -clusters=$(CLUSTERS) -scenarios=$(SCENARIOS) -steady-duration=$(STEADY) -rounds=$(ROUNDS) -out=$(CURDIR)/.run/bench/propagation.json
 
 bench-apiserver: tools ## federation-apiserver against kube-apiserver: throughput, p50/p99 and ratios
 	$(GO) test ./test/benchmark/apiserver -run '^$$' -bench . -benchtime 1x

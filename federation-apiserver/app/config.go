@@ -10,7 +10,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
+	"github.com/federation-v1/federation/pkg/admission/federationfinalizer"
 	"github.com/federation-v1/federation/pkg/apiserver"
+	"github.com/federation-v1/federation/pkg/generated/clientset/versioned"
+	federationinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
 )
 
 // kubernetesVersion is the Kubernetes version whose API this server serves.
@@ -51,12 +54,19 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		return nil, fmt.Errorf("creating the loopback dynamic client: %w", err)
 	}
 	factoryInformers := informers.NewSharedInformerFactory(client, 0)
-	if err := o.Admission.ApplyTo(&generic.Config, factoryInformers, client, dynamicClient, generic.FeatureGate, version); err != nil {
+	federationClient, err := versioned.NewForConfig(generic.LoopbackClientConfig)
+	if err != nil {
+		return nil, fmt.Errorf("creating the loopback federation client: %w", err)
+	}
+	federationInformers := federationinformers.NewSharedInformerFactory(federationClient, 0)
+	if err := o.Admission.ApplyTo(&generic.Config, factoryInformers, client, dynamicClient, generic.FeatureGate, version,
+		federationfinalizer.PluginInitializer{Informers: federationInformers}); err != nil {
 		return nil, fmt.Errorf("configuring admission: %w", err)
 	}
 	return &apiserver.Config{
-		GenericConfig: generic,
-		EventTTL:      o.EventTTL,
-		Informers:     factoryInformers,
+		GenericConfig:       generic,
+		EventTTL:            o.EventTTL,
+		Informers:           factoryInformers,
+		FederationInformers: federationInformers,
 	}, nil
 }

@@ -18,7 +18,9 @@ import (
 	netutils "k8s.io/utils/net"
 
 	"github.com/federation-v1/federation/pkg/admission/federationannotations"
+	"github.com/federation-v1/federation/pkg/admission/federationfinalizer"
 	"github.com/federation-v1/federation/pkg/apiserver"
+	"github.com/federation-v1/federation/pkg/controllers/sync"
 )
 
 // Options are the command-line options of federation-apiserver.
@@ -59,11 +61,12 @@ func NewOptions() *Options {
 	o.Etcd.StorageConfig.Codec = legacyscheme.Codecs.LegacyCodec()
 
 	federationannotations.Register(o.Admission.Plugins)
-	o.Admission.RecommendedPluginOrder = append(o.Admission.RecommendedPluginOrder, federationannotations.PluginName)
+	federationfinalizer.Register(o.Admission.Plugins, sync.FederatedResources(), sync.NeverPropagated)
+	o.Admission.RecommendedPluginOrder = append(o.Admission.RecommendedPluginOrder, federationfinalizer.PluginName, federationannotations.PluginName)
 	// The webhook and policy plugins need admissionregistration, which
 	// this server does not serve: they stay off.
 	o.Admission.DefaultOffPlugins = sets.New(o.Admission.Plugins.Registered()...).
-		Delete(lifecycle.PluginName, federationannotations.PluginName)
+		Delete(lifecycle.PluginName, federationfinalizer.PluginName, federationannotations.PluginName)
 	return o
 }
 

@@ -10,6 +10,8 @@ import (
 
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/informers"
+
+	federationinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
 )
 
 // Config is the configuration of the federation API server.
@@ -22,6 +24,9 @@ type Config struct {
 	// Informers watch this server through its loopback client for the
 	// admission plugins (NamespaceLifecycle); they start once it serves.
 	Informers informers.SharedInformerFactory
+	// FederationInformers watch this server's federation/v1beta1 Clusters
+	// for the FederationFinalizer admission plugin.
+	FederationInformers federationinformers.SharedInformerFactory
 }
 
 // completedConfig is a Config whose defaults have been filled in.
@@ -29,6 +34,8 @@ type completedConfig struct {
 	generic   genericapiserver.CompletedConfig
 	eventTTL  time.Duration
 	informers informers.SharedInformerFactory
+	// federationInformers may be nil.
+	federationInformers federationinformers.SharedInformerFactory
 }
 
 // CompletedConfig can only be made by Config.Complete, and is what New needs.
@@ -43,9 +50,10 @@ func (c *Config) Complete() CompletedConfig {
 		ttl = time.Hour
 	}
 	return CompletedConfig{&completedConfig{
-		generic:   c.GenericConfig.Complete(),
-		eventTTL:  ttl,
-		informers: c.Informers,
+		generic:             c.GenericConfig.Complete(),
+		eventTTL:            ttl,
+		informers:           c.Informers,
+		federationInformers: c.FederationInformers,
 	}}
 }
 
@@ -77,6 +85,9 @@ func (c CompletedConfig) New() (*Server, error) {
 	if c.informers != nil {
 		err := generic.AddPostStartHook("start-federation-informers", func(ctx genericapiserver.PostStartHookContext) error {
 			c.informers.Start(ctx.Done())
+			if c.federationInformers != nil {
+				c.federationInformers.Start(ctx.Done())
+			}
 			return nil
 		})
 		if err != nil {

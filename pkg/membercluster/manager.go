@@ -288,6 +288,19 @@ func (m *Manager) Clusters() []*fedv1.Cluster {
 	return out
 }
 
+// Usable reports whether one cluster is among Clusters: Ready, with its
+// caches synced.
+func (m *Manager) Usable(cluster string) bool {
+	m.mu.RLock()
+	mem, ok := m.members[cluster]
+	m.mu.RUnlock()
+	if !ok || !mem.hasSynced() {
+		return false
+	}
+	c, err := m.clusters.Get(cluster)
+	return err == nil && IsReady(c)
+}
+
 // AllClusters returns every registered cluster, usable or not.
 func (m *Manager) AllClusters() ([]*fedv1.Cluster, error) {
 	return m.clusters.List(labels.Everything())

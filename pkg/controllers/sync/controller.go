@@ -47,6 +47,7 @@ type Members interface {
 	Watch(gvr schema.GroupVersionResource, h membercluster.Handler)
 	WatchMetadata(gvr schema.GroupVersionResource, h membercluster.Handler)
 	Clusters() []*fedv1.Cluster
+	Usable(cluster string) bool
 	AllClusters() ([]*fedv1.Cluster, error)
 	Get(cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool)
 	List(cluster string, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []*unstructured.Unstructured
@@ -159,12 +160,10 @@ func (c *Controller) federatedChanged(obj any) {
 func (c *Controller) MemberChanged(cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
 	switch {
 	case gvr == c.adapter.Resource:
-		key := obj.GetName()
-		if obj.GetNamespace() != "" {
-			key = obj.GetNamespace() + "/" + key
+		if c.seen(cluster, obj.GetNamespace(), obj.GetName()) {
+			return
 		}
-		c.seen(cluster + "/" + key)
-		c.queue.Add(key)
+		c.queue.Add(key(obj.GetNamespace(), obj.GetName()))
 	case gvr == endpointSlices && c.adapter.Endpoints:
 		if service := obj.GetLabels()[serviceNameLabel]; service != "" {
 			c.queue.Add(obj.GetNamespace() + "/" + service)

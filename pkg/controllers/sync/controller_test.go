@@ -99,6 +99,9 @@ func (m *fakeMembers) Watch(schema.GroupVersionResource, membercluster.Handler) 
 func (m *fakeMembers) WatchMetadata(schema.GroupVersionResource, membercluster.Handler) {}
 func (m *fakeMembers) Clusters() []*fedv1.Cluster                                       { return m.usable }
 func (m *fakeMembers) AllClusters() ([]*fedv1.Cluster, error)                           { return m.all, nil }
+func (m *fakeMembers) Usable(cluster string) bool {
+	return slices.ContainsFunc(m.usable, func(c *fedv1.Cluster) bool { return c.Name == cluster })
+}
 func (m *fakeMembers) Get(cluster string, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, bool) {
 	if gvr == membercluster.NamespacesResource {
 		return &unstructured.Unstructured{}, true

@@ -32,6 +32,10 @@ type copyTask struct {
 	// running: a worker has taken it. A task replaced meanwhile is told
 	// apart by identity and runs next.
 	running bool
+	// eventWhileRunning: a member event of the copy came while it was
+	// being written, and was taken for the write's echo (see seen); the
+	// worker checks that once the write's answer is in.
+	eventWhileRunning bool
 	// failure is the last error writing the copy, for the object's
 	// Propagated condition; such a task waits out its backoff.
 	failure string
@@ -129,35 +133,52 @@ func (c *Controller) queueOf(cluster string) workqueue.TypedRateLimitingInterfac
 	return q
 }
 
-// dispatch hands a member write over to its cluster's queue. A task for the
+// memberWrite is what one member should be made to hold.
+type memberWrite struct {
+	cluster string
+	desired *unstructured.Unstructured
+	hash    string
+	placed  bool
+}
+
+// dispatch hands an object's member writes over to their clusters' queues,
+// all registered at once so that no copy is written (and told in an event)
+// before its object's other copies are known to be pending. A task for the
 // same copy that has not run yet is replaced; one that is running is
 // followed by the new one.
-func (c *Controller) dispatch(cluster string, fed, desired *unstructured.Unstructured, hash string, placed bool) {
+func (c *Controller) dispatch(fed *unstructured.Unstructured, writes []memberWrite) {
+	if len(writes) == 0 {
+		return
+	}
 	w := c.copies
 	objKey := key(fed.GetNamespace(), fed.GetName())
+	var queues []workqueue.TypedRateLimitingInterface[string]
 	w.mu.Lock()
 	tasks := w.pending[objKey]
 	if tasks == nil {
 		tasks = map[string]*copyTask{}
 		w.pending[objKey] = tasks
 	}
-	old := tasks[cluster]
-	if old != nil && !old.running && old.hash == hash && old.placed == placed {
-		// The same write, still waiting: it goes as it is.
-		old.fed, old.desired = fed, desired
-		w.mu.Unlock()
-		return
+	for _, mw := range writes {
+		old := tasks[mw.cluster]
+		if old != nil && !old.running && old.hash == mw.hash && old.placed == mw.placed {
+			// The same write, still waiting: it goes as it is.
+			old.fed, old.desired = fed, mw.desired
+			continue
+		}
+		t := &copyTask{fed: fed, desired: mw.desired, hash: mw.hash, placed: mw.placed}
+		if old != nil {
+			t.running, t.failure = old.running, old.failure
+		}
+		tasks[mw.cluster] = t
+		// A task waiting out a failure's backoff keeps waiting, unless what
+		// it should write changed (a fix of what failed should not wait).
+		if old == nil || old.hash != mw.hash || old.placed != mw.placed {
+			queues = append(queues, c.queueOf(mw.cluster))
+		}
 	}
-	t := &copyTask{fed: fed, desired: desired, hash: hash, placed: placed}
-	if old != nil {
-		t.running, t.failure = old.running, old.failure
-	}
-	tasks[cluster] = t
-	q := c.queueOf(cluster)
 	w.mu.Unlock()
-	// A task waiting out a failure's backoff keeps waiting, unless what it
-	// should write changed (a fix of what failed should not wait).
-	if old == nil || old.hash != hash || old.placed != placed {
+	for _, q := range queues {
 		q.Add(objKey)
 	}
 }
@@ -188,6 +209,7 @@ func (c *Controller) syncCopy(ctx context.Context, cluster, objKey string) error
 	if cur != nil {
 		cur.running = false
 	}
+	checkEcho := t.eventWhileRunning
 	if err != nil {
 		syncMetrics.errors.WithLabelValues(c.adapter.Name, cluster).Inc()
 		if cur != nil {
@@ -228,8 +250,11 @@ func (c *Controller) syncCopy(ctx context.Context, cluster, objKey string) error
 	}
 	if settled && (err != nil || hadFailure || statusBehind) {
 		// The object's Propagated condition tells of the failure, or of its
-		// end. (Otherwise the writes bring the object back with their
-		// members' watch events.)
+		// end. (Otherwise the writes of a type with status bring the object
+		// back with their members' watch events.)
+		c.queue.Add(objKey)
+	} else if checkEcho && !c.holdsOurWrite(cluster, objKey) {
+		// The event taken for our write's echo was somebody else's change.
 		c.queue.Add(objKey)
 	}
 	if newer && queued {
@@ -237,6 +262,19 @@ func (c *Controller) syncCopy(ctx context.Context, cluster, objKey string) error
 	}
 	// A failure is retried with the copy's own backoff.
 	return err
+}
+
+// writing reports whether the copy of objKey in cluster is being written,
+// and if so notes that an event of it came meanwhile.
+func (w *copyWork) writing(cluster, objKey string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t := w.pending[objKey][cluster]
+	if t == nil || !t.running {
+		return false
+	}
+	t.eventWhileRunning = true
+	return true
 }
 
 // forgetClusters stops the queues and drops the tasks of the clusters that
@@ -267,7 +305,7 @@ func (c *Controller) forgetClusters(joined []*fedv1.Cluster) {
 // stillWanted reports whether a task should run: its cluster is Ready and
 // its object is neither gone nor being deleted (the deletion handles it).
 func (c *Controller) stillWanted(cluster string, t *copyTask) bool {
-	if !slices.ContainsFunc(c.members.Clusters(), func(cl *fedv1.Cluster) bool { return cl.Name == cluster }) {
+	if !c.members.Usable(cluster) {
 		return false
 	}
 	fed, err := c.get(t.fed.GetNamespace(), t.fed.GetName())

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
 )
@@ -166,5 +167,87 @@ func TestTheWorkersWriteEveryCopy(t *testing.T) {
 			assert.True(t, ok, "%s in %s", o.GetName(), c)
 		}
 	}
-	assert.Len(t, tc.events(), len(objs), "one event per object")
+	// The event is recorded just after the last copy's task is dropped.
+	var events []string
+	require.Eventually(t, func() bool {
+		events = append(events, tc.events()...)
+		return len(events) >= len(objs)
+	}, 5*time.Second, 10*time.Millisecond, "an event per object")
+	assert.Len(t, events, len(objs), "one event per object")
+	for _, e := range events {
+		assert.Contains(t, e, "in clusters c1, c2, c3", "one event naming every cluster, never split")
+	}
+}
+
+func TestTheEchoOfOurOwnWriteIsNotReconciled(t *testing.T) {
+	members := newFakeMembers([]string{"c1", "c2"})
+	tc := newTestController(t, adapter("configmaps"), members, configMapObj("a", Finalizer))
+	require.NoError(t, tc.sync(t, "ns/a"))
+	res := adapter("configmaps").Resource
+	for _, c := range []string{"c1", "c2"} {
+		ours, ok := members.Get(c, res, "ns", "a")
+		require.True(t, ok, "written to %s", c)
+		tc.MemberChanged(c, res, ours)
+	}
+	assert.Zero(t, tc.queue.Len(), "the watch events of our own writes")
+
+	// Somebody else changes the copy in c1: its new version is looked at.
+	changed, _ := members.Get("c1", res, "ns", "a")
+	changed = changed.DeepCopy()
+	changed.SetResourceVersion(changed.GetResourceVersion() + "0")
+	members.put("c1", changed)
+	tc.MemberChanged("c1", res, changed)
+	require.Equal(t, 1, tc.queue.Len(), "a change that is not ours")
+	k, _ := tc.queue.Get()
+	tc.queue.Done(k)
+
+	// The copy in c2 is deleted there: looked at, to restore it.
+	gone, _ := members.Get("c2", res, "ns", "a")
+	delete(members.cache["c2"], "ns/a")
+	tc.MemberChanged("c2", res, gone)
+	assert.Equal(t, 1, tc.queue.Len(), "a deleted copy")
+}
+
+func TestEveryEventOfATypeWithStatusIsReconciled(t *testing.T) {
+	members := newFakeMembers([]string{"c1"})
+	tc := newTestController(t, adapter("deployments"), members, deploymentObj())
+	require.NoError(t, tc.sync(t, "ns/d"))
+	ours, ok := members.Get("c1", adapter("deployments").Resource, "ns", "d")
+	require.True(t, ok)
+	tc.MemberChanged("c1", adapter("deployments").Resource, ours)
+	assert.Equal(t, 1, tc.queue.Len(), "its status is brought back from the members")
+}
+
+func TestAnEventWhileWritingIsCheckedOnceTheWriteAnswers(t *testing.T) {
+	for _, foreign := range []bool{false, true} {
+		t.Run(fmt.Sprintf("somebody else's change: %v", foreign), func(t *testing.T) {
+			members := newFakeMembers([]string{"c1"})
+			tc := newTestController(t, adapter("configmaps"), members, configMapObj("a", Finalizer))
+			require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+			if foreign {
+				// The member answers our write with version 2, and its
+				// cache meanwhile holds a later change, 3, by somebody else.
+				members.clients["c1"].PrependReactor("patch", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
+					ours := appliedCopy(t, configMapObj("a"))
+					ours.SetResourceVersion("2")
+					theirs := ours.DeepCopy()
+					theirs.SetResourceVersion("3")
+					members.put("c1", theirs)
+					return true, ours, nil
+				})
+			}
+			// The write is under way when the member's event comes.
+			tc.copies.pending["ns/a"]["c1"].running = true
+			tc.MemberChanged("c1", adapter("configmaps").Resource, configMapObj("a"))
+			assert.Zero(t, tc.queue.Len(), "taken for the echo of the write under way")
+
+			tc.copies.pending["ns/a"]["c1"].running = false
+			tc.drain(t, "c1")
+			if foreign {
+				assert.Equal(t, 1, tc.queue.Len(), "the cache holds another version than our write left: looked at again")
+			} else {
+				assert.Zero(t, tc.queue.Len(), "the cache holds our write")
+			}
+		})
+	}
 }

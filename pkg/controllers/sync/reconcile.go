@@ -10,15 +10,19 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/membercluster"
 )
 
 // Finalizer holds a federated object until its member copies are handled.
-const Finalizer = "federation.kubernetes.io/delete-from-underlying-clusters"
+// The federation apiserver's FederationFinalizer admission plugin usually
+// sets it at creation; Sync adds it when it is missing.
+const Finalizer = federationv1beta1.FinalizerDeleteFromUnderlyingClusters
 
 // Event reasons on federated objects.
 const (
@@ -35,7 +39,13 @@ const (
 // ignored: the federation's own namespace never travels.
 func ignored(a *Adapter, key string) bool {
 	ns, name, _ := cache.SplitMetaNamespaceKey(key)
-	return ns == membercluster.SecretNamespace || (a.Resource == membercluster.NamespacesResource && name == membercluster.SecretNamespace)
+	return NeverPropagated(a.Resource.GroupResource(), ns, name)
+}
+
+// NeverPropagated reports whether the object ns/name of resource gr is the
+// federation's own: its namespace, and everything in it (cluster credentials).
+func NeverPropagated(gr schema.GroupResource, ns, name string) bool {
+	return ns == membercluster.SecretNamespace || (gr == membercluster.NamespacesResource.GroupResource() && name == membercluster.SecretNamespace)
 }
 
 // staleRetry is how soon an object is looked at again when our cache of it
@@ -106,6 +116,7 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	}
 	hashes := map[string]string{}
 	var results []Member
+	var writes []memberWrite
 	for _, cl := range clusters {
 		d, h, err := desiredIn(cl.Name)
 		if err != nil {
@@ -120,8 +131,9 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 			}
 			continue
 		}
-		c.dispatch(cl.Name, fed, d, h, placed[cl.Name])
+		writes = append(writes, memberWrite{cluster: cl.Name, desired: d, hash: h, placed: placed[cl.Name]})
 	}
+	c.dispatch(fed, writes)
 	inFlight, failures := c.copyState(key)
 	if !inFlight && len(failures) == 0 {
 		c.observeChange(key)
@@ -285,6 +297,9 @@ func (c *Controller) resource(namespace string) dynamic.ResourceInterface {
 type ourCopy struct {
 	// version of the copy our write left (see version).
 	version string
+	// resourceVersion of the copy our write left: its watch event is the
+	// echo of that write.
+	resourceVersion string
 	// hash we applied.
 	hash string
 	// unseen: written by us, and no watch event of the copy has come since.
@@ -295,18 +310,44 @@ type ourCopy struct {
 // the answer to our write, which the member's watch has yet to bring.
 func (c *Controller) rememberApplied(k string, obj *unstructured.Unstructured, written bool) {
 	c.mu.Lock()
-	c.applied[k] = ourCopy{version: version(obj), hash: obj.GetAnnotations()[HashAnnotation], unseen: written}
+	c.applied[k] = ourCopy{version: version(obj), resourceVersion: obj.GetResourceVersion(), hash: obj.GetAnnotations()[HashAnnotation], unseen: written}
 	c.mu.Unlock()
 }
 
-// seen notes that a member's watch brought an event of the copy k.
-func (c *Controller) seen(k string) {
+// seen notes that a member's watch brought an event of the copy of ns/name
+// in cluster, and reports whether that event is only the echo of our own
+// write: the member's cache holds exactly the version our last write left,
+// or the copy is being written right now (its answer may come after the
+// watch event; the worker checks it then: holdsOurWrite). Such an event
+// needs no reconcile unless the type's status comes back from the members.
+// Without this, an object propagated to N members was reconciled again on
+// each of the N events, each time checking all N copies.
+func (c *Controller) seen(cluster, ns, name string) (echo bool) {
+	k := key(ns, name)
 	c.mu.Lock()
-	if a, ok := c.applied[k]; ok && a.unseen {
+	if a, ok := c.applied[cluster+"/"+k]; ok && a.unseen {
 		a.unseen = false
-		c.applied[k] = a
+		c.applied[cluster+"/"+k] = a
 	}
 	c.mu.Unlock()
+	if c.adapter.Status != nil || c.adapter.Endpoints {
+		return false
+	}
+	return c.holdsOurWrite(cluster, k) || c.copies.writing(cluster, k)
+}
+
+// holdsOurWrite reports whether the member's cache holds the copy of objKey
+// exactly as our last write left it.
+func (c *Controller) holdsOurWrite(cluster, objKey string) bool {
+	c.mu.Lock()
+	a, ok := c.applied[cluster+"/"+objKey]
+	c.mu.Unlock()
+	if !ok || a.resourceVersion == "" {
+		return false
+	}
+	ns, name, _ := cache.SplitMetaNamespaceKey(objKey)
+	cur, exists := c.members.Get(cluster, c.adapter.Resource, ns, name)
+	return exists && cur.GetResourceVersion() == a.resourceVersion
 }
 
 func (c *Controller) appliedTo(k string) bool {

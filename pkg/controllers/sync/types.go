@@ -38,6 +38,15 @@ var Adapters = []*Adapter{
 		Namespaced: true, Fields: []string{"spec"}, Status: hpaStatus, Conditions: true, DividesHPA: true},
 }
 
+// FederatedResources are the group-resources of the federated types.
+func FederatedResources() []schema.GroupResource {
+	grs := make([]schema.GroupResource, 0, len(Adapters))
+	for _, a := range Adapters {
+		grs = append(grs, a.Resource.GroupResource())
+	}
+	return grs
+}
+
 // pruneService keeps the member's own allocations: cluster IPs, node ports,
 // health check port and IP families.
 func pruneService(obj *unstructured.Unstructured) {

@@ -24,6 +24,9 @@ func BenchmarkPropagation(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	if *roundsFlag < 1 {
+		b.Fatalf("-rounds %d: at least one round", *roundsFlag)
+	}
 	out := *outFlag
 	if out == "" {
 		out = filepath.Join(moduleRoot(b), ".run", "bench", "propagation.json")
@@ -54,9 +57,16 @@ func BenchmarkPropagation(b *testing.B) {
 				start := time.Now()
 				switch s {
 				case scenarioBurst:
-					bn.burst(ctx)
+					// Rounds of burst then deletion: the deletion clears
+					// the way for the next burst, measured or not.
+					for r := 1; r <= *roundsFlag; r++ {
+						bn.burst(ctx)
+						if scenarios[scenarioDelete] || r < *roundsFlag {
+							bn.deletion(ctx, scenarios[scenarioDelete])
+						}
+					}
 				case scenarioDelete:
-					bn.deletion(ctx)
+					continue // with the burst
 				case scenarioSteady:
 					bn.steady(ctx)
 				case scenarioDeployments:

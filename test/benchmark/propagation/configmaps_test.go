@@ -3,6 +3,7 @@ package propagation
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -32,6 +33,7 @@ func (bn *bench) convergeTimeout(objects int) time.Duration {
 func (bn *bench) burst(ctx context.Context) {
 	copies := len(burstNames) * len(bn.clusters)
 	ref := bn.observe(refNamespace, refSelector)
+	self := startMeter(map[string]int{"benchmark": os.Getpid()})
 	start := time.Now()
 	err := bn.refEverywhere(len(burstNames), func(c string, i int) error {
 		return bn.refApply(ctx, c, configMapsResource, refConfigMap(burstNames[i], "1"))
@@ -41,24 +43,32 @@ func (bn *bench) burst(ctx context.Context) {
 	ref.stop()
 	bn.check(err)
 	refTook := last.Sub(start)
+	refCPU := bn.selfCPU(self)
+	bn.note(fmt.Sprintf("burst N=%d, reference: %s; the benchmark process (the reference's writes and the watches) used %.1f CPU s",
+		len(bn.clusters), ref.spread(burstNames, start, present("1")), refCPU))
 
 	fed := bn.observe(fedNamespace, fedSelector)
 	m := bn.meter()
+	self = startMeter(map[string]int{"benchmark": os.Getpid()})
 	profiled := bn.profile(scenarioBurst)
 	start = time.Now()
 	bn.check(bn.createAtFederation(ctx, burstNames, "1"))
+	created := time.Since(start)
 	_, last, err = fed.wait(burstNames, start, present("1"), bn.convergeTimeout(len(burstNames)), "federation burst")
 	fed.stop()
 	bn.check(err)
 	fedTook := last.Sub(start)
+	bn.note(fmt.Sprintf("burst N=%d, federation: created at the federation after %.1f s; %s; the benchmark process (its creates and the watches) used %.1f CPU s",
+		len(bn.clusters), created.Seconds(), fed.spread(burstNames, start, present("1")), bn.selfCPU(self)))
 	bn.cost(scenarioBurst, copies, m)
 	profiled()
 	bn.add(scenarioBurst, fmt.Sprintf("copies/s (%d copies)", copies), float64(copies)/fedTook.Seconds(), float64(copies)/refTook.Seconds())
 	bn.add(scenarioBurst, "seconds until the last copy", fedTook.Seconds(), refTook.Seconds())
 }
 
-// deletion deletes the burst's ConfigMaps and times until every copy is gone.
-func (bn *bench) deletion(ctx context.Context) {
+// deletion deletes the burst's ConfigMaps and times until every copy is
+// gone; record says whether its figures go in the report.
+func (bn *bench) deletion(ctx context.Context, record bool) {
 	copies := len(burstNames) * len(bn.clusters)
 	ref := bn.observe(refNamespace, refSelector)
 	start := time.Now()
@@ -79,6 +89,10 @@ func (bn *bench) deletion(ctx context.Context) {
 	fed.stop()
 	bn.check(err)
 	fedTook := last.Sub(start)
+	if !record {
+		_, _ = m.stop()
+		return
+	}
 	bn.cost(scenarioDelete, copies, m)
 	bn.add(scenarioDelete, fmt.Sprintf("copies/s (%d copies)", copies), float64(copies)/fedTook.Seconds(), float64(copies)/refTook.Seconds())
 	bn.add(scenarioDelete, "seconds until the last copy is gone", fedTook.Seconds(), refTook.Seconds())
@@ -165,3 +179,12 @@ func quantile(d []time.Duration, q float64) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// selfCPU is the CPU seconds this process used since m started.
+func (bn *bench) selfCPU(m *meter) float64 {
+	used, err := m.stop()
+	if err != nil {
+		bn.note(fmt.Sprintf("measuring the benchmark's own CPU: %v", err))
+	}
+	return used["benchmark"].CPUSeconds
+}

@@ -23,6 +23,7 @@ var (
 	clustersFlag  = flag.String("clusters", "1,3", "member cluster counts to run, one federation each, comma-separated (e.g. 1,3,6,10)")
 	scenariosFlag = flag.String("scenarios", strings.Join(allScenarios, ","), "scenarios to run, comma-separated; delete needs burst")
 	steadyFor     = flag.Duration("steady-duration", 60*time.Second, "how long the steady scenario creates (then updates) 10 objects a second")
+	roundsFlag    = flag.Int("rounds", 1, "rounds of the burst and delete scenarios, each measuring the reference then the federation; the table gives medians")
 	outFlag       = flag.String("out", "", "JSON file for the figures (default: propagation.json in the module's .run/bench)")
 )
 

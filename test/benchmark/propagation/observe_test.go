@@ -3,6 +3,7 @@ package propagation
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -131,4 +132,37 @@ func (o *observer) wait(names []string, since time.Time, cond condition, timeout
 		}
 		time.Sleep(100 * time.Millisecond) // polling interval of a measurement
 	}
+}
+
+// spread tells how the copies arrived: when a tenth, half and nine tenths
+// of them had (first event meeting cond at or after since), and when the
+// first and the last member had all of theirs. It shows whether a run was
+// slow all along, late to start, or held up by a member.
+func (o *observer) spread(names []string, since time.Time, cond condition) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var all []time.Duration
+	var memberDone []time.Duration
+	for _, c := range o.clusters {
+		var last time.Duration
+		for _, name := range names {
+			for _, e := range o.log[c][name] {
+				if !e.at.Before(since) && cond(e) {
+					d := e.at.Sub(since)
+					all = append(all, d)
+					last = max(last, d)
+					break
+				}
+			}
+		}
+		memberDone = append(memberDone, last)
+	}
+	if len(all) == 0 {
+		return "no copies"
+	}
+	slices.Sort(all)
+	slices.Sort(memberDone)
+	sec := func(d time.Duration) string { return fmt.Sprintf("%.1f", d.Seconds()) }
+	return fmt.Sprintf("10%%/50%%/90%% of the copies after %s/%s/%s s; members complete from %s to %s s",
+		sec(quantile(all, 0.1)), sec(quantile(all, 0.5)), sec(quantile(all, 0.9)), sec(memberDone[0]), sec(memberDone[len(memberDone)-1]))
 }

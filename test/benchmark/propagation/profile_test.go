@@ -1,6 +1,7 @@
 package propagation
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -10,7 +11,7 @@ import (
 	"time"
 )
 
-var profileDir = flag.String("profile-dir", "", "if set, save here the controller manager's CPU profile over the first seconds of the federated burst, its goroutines 5s in, and its /metrics after")
+var profileDir = flag.String("profile-dir", "", "if set, save here the CPU profiles of the controller manager and of the federation apiserver over the first seconds of the federated burst, the controller manager's goroutines 5s in, and its /metrics after")
 
 // profileSeconds is how long the burst's profile runs.
 const profileSeconds = 15
@@ -69,7 +70,20 @@ func (bn *bench) profile(scenario string) func() {
 		_, err = io.Copy(f, resp.Body)
 		done <- err
 	}()
+	apiserverDone := make(chan error, 1)
+	go func() {
+		// The federation apiserver serves /debug/pprof/ to its admin.
+		raw, err := bn.fed.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+			Param("seconds", fmt.Sprint(profileSeconds)).Timeout((profileSeconds + 30) * time.Second).DoRaw(context.Background())
+		if err == nil {
+			err = os.WriteFile(filepath.Join(*profileDir, fmt.Sprintf("federation-apiserver-%s-%d.pprof", scenario, len(bn.clusters))), raw, 0o644)
+		}
+		apiserverDone <- err
+	}()
 	return func() {
+		if err := <-apiserverDone; err != nil {
+			bn.note(fmt.Sprintf("%s, %d clusters: profiling the federation apiserver: %v", scenario, len(bn.clusters), err))
+		}
 		if err := dump(base+"/metrics", "metrics.txt"); err != nil {
 			bn.note(fmt.Sprintf("%s: metrics: %v", scenario, err))
 		}

@@ -1,12 +1,14 @@
 package propagation
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,8 +23,20 @@ type row struct {
 	Figure     string  `json:"figure"`
 	Federation float64 `json:"federation"`
 	Reference  float64 `json:"reference"`
-	// Ratio is federation / reference.
+	// Ratio is federation / reference. With several rounds, each figure is
+	// the median over the rounds, the ratio the median of the rounds'
+	// ratios (each round measures the reference and the federation one
+	// right after the other).
 	Ratio float64 `json:"ratio"`
+	// Rounds holds every round's figures when there was more than one.
+	Rounds []round `json:"rounds,omitempty"`
+}
+
+// round is one measurement of a figure.
+type round struct {
+	Federation float64 `json:"federation"`
+	Reference  float64 `json:"reference"`
+	Ratio      float64 `json:"ratio"`
 }
 
 // costRow is what the federation's programs spent over one scenario.
@@ -36,6 +50,9 @@ type costRow struct {
 	Copies int `json:"copies"`
 	// CPUMillisPerCopy is CPUSeconds per copy, in milliseconds.
 	CPUMillisPerCopy float64 `json:"cpuMillisPerCopy"`
+	// Rounds is how many rounds the medians are of.
+	Rounds  int     `json:"rounds"`
+	samples []usage // one per round
 }
 
 // report is everything a run measured.
@@ -47,9 +64,41 @@ type report struct {
 	Notes   []string  `json:"notes,omitempty"`
 }
 
+// add records one round of a figure.
 func (bn *bench) add(scenario, figure string, fed, ref float64) {
+	r := round{Federation: fed, Reference: ref, Ratio: fed / ref}
+	for i := range bn.rep.Rows {
+		x := &bn.rep.Rows[i]
+		if x.Scenario == scenario && x.Clusters == len(bn.clusters) && x.Figure == figure {
+			if len(x.Rounds) == 0 {
+				x.Rounds = []round{{Federation: x.Federation, Reference: x.Reference, Ratio: x.Ratio}}
+			}
+			x.Rounds = append(x.Rounds, r)
+			x.Federation = median(x.Rounds, func(r round) float64 { return r.Federation })
+			x.Reference = median(x.Rounds, func(r round) float64 { return r.Reference })
+			x.Ratio = median(x.Rounds, func(r round) float64 { return r.Ratio })
+			return
+		}
+	}
 	bn.rep.Rows = append(bn.rep.Rows, row{Scenario: scenario, Clusters: len(bn.clusters), Figure: figure,
-		Federation: fed, Reference: ref, Ratio: fed / ref})
+		Federation: fed, Reference: ref, Ratio: r.Ratio})
+}
+
+// median is the median of f over xs (the mean of the middle two for an
+// even count).
+func median[T any](xs []T, f func(T) float64) float64 {
+	v := make([]float64, len(xs))
+	for i, x := range xs {
+		v[i] = f(x)
+	}
+	slices.Sort(v)
+	if len(v) == 0 {
+		return 0
+	}
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 func (bn *bench) note(s string) { bn.rep.Notes = append(bn.rep.Notes, s) }
@@ -67,9 +116,30 @@ func (bn *bench) cost(scenario string, copies int, m *meter) {
 		bn.note(fmt.Sprintf("%s, %d clusters: %v", scenario, len(bn.clusters), err))
 	}
 	for _, program := range []string{localplane.ControllerManager, localplane.APIServer} {
-		u := used[program]
-		bn.rep.Cost = append(bn.rep.Cost, costRow{Scenario: scenario, Clusters: len(bn.clusters), Program: program,
-			usage: u, Copies: copies, CPUMillisPerCopy: u.CPUSeconds * 1000 / float64(max(copies, 1))})
+		bn.addCost(costRow{Scenario: scenario, Clusters: len(bn.clusters), Program: program, usage: used[program], Copies: copies})
+	}
+}
+
+// addCost records one round of a program's cost: the medians over the
+// rounds so far.
+func (bn *bench) addCost(c costRow) {
+	x := &c
+	for i := range bn.rep.Cost {
+		if o := &bn.rep.Cost[i]; o.Scenario == c.Scenario && o.Clusters == c.Clusters && o.Program == c.Program {
+			x = o
+			x.samples = append(x.samples, c.usage)
+			break
+		}
+	}
+	if x == &c {
+		c.samples = []usage{c.usage}
+	}
+	x.Rounds = len(x.samples)
+	x.CPUSeconds = median(x.samples, func(u usage) float64 { return u.CPUSeconds })
+	x.PeakRSSMiB = median(x.samples, func(u usage) float64 { return u.PeakRSSMiB })
+	x.CPUMillisPerCopy = x.CPUSeconds * 1000 / float64(max(x.Copies, 1))
+	if x == &c {
+		bn.rep.Cost = append(bn.rep.Cost, c)
 	}
 }
 
@@ -107,7 +177,11 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "\n%s, %s\n\n", r.Date.UTC().Format("2006-01-02 15:04 MST"), r.Machine)
 	fmt.Fprintf(w, "| scenario | N | figure | federation | reference | ratio |\n|---|---|---|---|---|---|\n")
 	for _, x := range r.Rows {
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %.2f |\n", x.Scenario, x.Clusters, x.Figure, num(x.Federation), num(x.Reference), x.Ratio)
+		ratio := fmt.Sprintf("%.2f", x.Ratio)
+		if len(x.Rounds) > 1 {
+			ratio += fmt.Sprintf(" (%.2f–%.2f, %d rounds)", slices.MinFunc(x.Rounds, byRatio).Ratio, slices.MaxFunc(x.Rounds, byRatio).Ratio, len(x.Rounds))
+		}
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s |\n", x.Scenario, x.Clusters, x.Figure, num(x.Federation), num(x.Reference), ratio)
 	}
 	fmt.Fprintf(w, "\n| scenario | N | program | CPU s | CPU ms per copy | peak RSS MiB |\n|---|---|---|---|---|---|\n")
 	for _, c := range r.Cost {
@@ -118,6 +192,8 @@ func (r *report) print(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 }
+
+func byRatio(a, b round) int { return cmp.Compare(a.Ratio, b.Ratio) }
 
 func num(v float64) string {
 	if v >= 100 {
