@@ -251,3 +251,19 @@ func TestAnEventWhileWritingIsCheckedOnceTheWriteAnswers(t *testing.T) {
 		})
 	}
 }
+
+// The admission plugin sets the finalizer on every object created while a
+// cluster is joined; once the last cluster has left, deleting such an
+// object must not wait for anything.
+func TestDeletionAfterTheLastClusterLeftIsImmediate(t *testing.T) {
+	tc := newTestController(t, adapter("configmaps"), newFakeMembers(nil), deleting(configMapObj("a", Finalizer), 0))
+	require.NoError(t, tc.sync(t, "ns/a"))
+	var released bool
+	for _, a := range tc.fedClient.Actions() {
+		if a.GetVerb() == "update" {
+			released = len(a.(clienttesting.UpdateAction).GetObject().(*unstructured.Unstructured).GetFinalizers()) == 0
+		}
+	}
+	assert.True(t, released, "finalizer removed at once")
+	assert.Empty(t, tc.events(), "no copies, nothing to tell")
+}
