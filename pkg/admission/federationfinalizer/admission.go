@@ -14,6 +14,7 @@ package federationfinalizer
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"slices"
 
@@ -98,14 +99,10 @@ func (p *Plugin) SetFederationInformers(f informers.SharedInformerFactory) {
 // ValidateInitialization implements admission.InitializationValidator.
 func (p *Plugin) ValidateInitialization() error {
 	if p.clusters == nil {
-		return admissionError("missing the federation informers")
+		return fmt.Errorf("%s: missing the federation informers", PluginName)
 	}
 	return nil
 }
-
-type admissionError string
-
-func (e admissionError) Error() string { return PluginName + ": " + string(e) }
 
 // Admit adds the finalizer to a new federated object while a cluster is
 // joined. Without a cluster nothing is propagated, and the federation
@@ -122,7 +119,7 @@ func (p *Plugin) Admit(_ context.Context, a admission.Attributes, _ admission.Ob
 		return nil
 	}
 	if !p.WaitForReady() {
-		return admission.NewForbidden(a, admissionError("not yet ready to handle request"))
+		return admission.NewForbidden(a, fmt.Errorf("%s: not yet ready to handle request", PluginName))
 	}
 	clusters, err := p.clusters.List(labels.Everything())
 	if err != nil || len(clusters) == 0 {
