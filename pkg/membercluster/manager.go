@@ -277,10 +277,7 @@ func (m *Manager) Clusters() []*fedv1.Cluster {
 	defer m.mu.RUnlock()
 	var out []*fedv1.Cluster
 	for name, mem := range m.members {
-		if !mem.hasSynced() {
-			continue
-		}
-		if c, err := m.clusters.Get(name); err == nil && IsReady(c) {
+		if c, ok := m.usable(name, mem); ok {
 			out = append(out, c)
 		}
 	}
@@ -288,17 +285,24 @@ func (m *Manager) Clusters() []*fedv1.Cluster {
 	return out
 }
 
-// Usable reports whether one cluster is among Clusters: Ready, with its
-// caches synced.
+// Usable reports whether one cluster is among Clusters, without building
+// the list.
 func (m *Manager) Usable(cluster string) bool {
 	m.mu.RLock()
 	mem, ok := m.members[cluster]
 	m.mu.RUnlock()
-	if !ok || !mem.hasSynced() {
-		return false
+	_, usable := m.usable(cluster, mem)
+	return ok && usable
+}
+
+// usable returns the Cluster of a member that is Ready and whose
+// namespaces cache has synced.
+func (m *Manager) usable(name string, mem *member) (*fedv1.Cluster, bool) {
+	if mem == nil || !mem.hasSynced() {
+		return nil, false
 	}
-	c, err := m.clusters.Get(cluster)
-	return err == nil && IsReady(c)
+	c, err := m.clusters.Get(name)
+	return c, err == nil && IsReady(c)
 }
 
 // AllClusters returns every registered cluster, usable or not.

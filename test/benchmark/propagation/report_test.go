@@ -67,21 +67,22 @@ type report struct {
 // add records one round of a figure.
 func (bn *bench) add(scenario, figure string, fed, ref float64) {
 	r := round{Federation: fed, Reference: ref, Ratio: fed / ref}
-	for i := range bn.rep.Rows {
-		x := &bn.rep.Rows[i]
-		if x.Scenario == scenario && x.Clusters == len(bn.clusters) && x.Figure == figure {
-			if len(x.Rounds) == 0 {
-				x.Rounds = []round{{Federation: x.Federation, Reference: x.Reference, Ratio: x.Ratio}}
-			}
-			x.Rounds = append(x.Rounds, r)
-			x.Federation = median(x.Rounds, func(r round) float64 { return r.Federation })
-			x.Reference = median(x.Rounds, func(r round) float64 { return r.Reference })
-			x.Ratio = median(x.Rounds, func(r round) float64 { return r.Ratio })
-			return
-		}
+	i := slices.IndexFunc(bn.rep.Rows, func(x row) bool {
+		return x.Scenario == scenario && x.Clusters == len(bn.clusters) && x.Figure == figure
+	})
+	if i < 0 {
+		bn.rep.Rows = append(bn.rep.Rows, row{Scenario: scenario, Clusters: len(bn.clusters), Figure: figure,
+			Federation: fed, Reference: ref, Ratio: r.Ratio})
+		return
 	}
-	bn.rep.Rows = append(bn.rep.Rows, row{Scenario: scenario, Clusters: len(bn.clusters), Figure: figure,
-		Federation: fed, Reference: ref, Ratio: r.Ratio})
+	x := &bn.rep.Rows[i]
+	if len(x.Rounds) == 0 {
+		x.Rounds = []round{{Federation: x.Federation, Reference: x.Reference, Ratio: x.Ratio}}
+	}
+	x.Rounds = append(x.Rounds, r)
+	x.Federation = median(x.Rounds, func(r round) float64 { return r.Federation })
+	x.Reference = median(x.Rounds, func(r round) float64 { return r.Reference })
+	x.Ratio = median(x.Rounds, func(r round) float64 { return r.Ratio })
 }
 
 // median is the median of f over xs (the mean of the middle two for an
@@ -123,24 +124,19 @@ func (bn *bench) cost(scenario string, copies int, m *meter) {
 // addCost records one round of a program's cost: the medians over the
 // rounds so far.
 func (bn *bench) addCost(c costRow) {
-	x := &c
-	for i := range bn.rep.Cost {
-		if o := &bn.rep.Cost[i]; o.Scenario == c.Scenario && o.Clusters == c.Clusters && o.Program == c.Program {
-			x = o
-			x.samples = append(x.samples, c.usage)
-			break
-		}
+	i := slices.IndexFunc(bn.rep.Cost, func(o costRow) bool {
+		return o.Scenario == c.Scenario && o.Clusters == c.Clusters && o.Program == c.Program
+	})
+	if i < 0 {
+		bn.rep.Cost = append(bn.rep.Cost, c)
+		i = len(bn.rep.Cost) - 1
 	}
-	if x == &c {
-		c.samples = []usage{c.usage}
-	}
+	x := &bn.rep.Cost[i]
+	x.samples = append(x.samples, c.usage)
 	x.Rounds = len(x.samples)
 	x.CPUSeconds = median(x.samples, func(u usage) float64 { return u.CPUSeconds })
 	x.PeakRSSMiB = median(x.samples, func(u usage) float64 { return u.PeakRSSMiB })
 	x.CPUMillisPerCopy = x.CPUSeconds * 1000 / float64(max(x.Copies, 1))
-	if x == &c {
-		bn.rep.Cost = append(bn.rep.Cost, c)
-	}
 }
 
 // check stops the run on an error.
