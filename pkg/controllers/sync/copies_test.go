@@ -267,3 +267,36 @@ func TestDeletionAfterTheLastClusterLeftIsImmediate(t *testing.T) {
 	assert.True(t, released, "finalizer removed at once")
 	assert.Empty(t, tc.events(), "no copies, nothing to tell")
 }
+
+// The status written after the writes are handed over must not change the
+// object the member writes in flight read (run with -race: the controller
+// manager died of "concurrent map read and map write" in an e2e run).
+func TestStatusIsWrittenWhileTheWorkersWrite(t *testing.T) {
+	members := newFakeMembers([]string{"c1", "c2", "c3"})
+	var objs []*unstructured.Unstructured
+	for i := range 20 {
+		d := deploymentObj()
+		d.SetName(fmt.Sprintf("d%02d", i))
+		objs = append(objs, d)
+	}
+	tc := newTestController(t, adapter("deployments"), members, objs...)
+	tc.opts.Workers = 4
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tc.runCopies(ctx)
+	for _, o := range objs {
+		require.NoError(t, tc.Sync(ctx, "ns/"+o.GetName()))
+	}
+	require.Eventually(t, func() bool {
+		tc.copies.mu.Lock()
+		defer tc.copies.mu.Unlock()
+		return len(tc.copies.pending) == 0
+	}, 10*time.Second, 10*time.Millisecond, "every copy written")
+	var statusWrites int
+	for _, a := range tc.fedClient.Actions() {
+		if a.GetSubresource() == "status" {
+			statusWrites++
+		}
+	}
+	assert.Equal(t, len(objs), statusWrites, "one status write per object (Propagated while in flight)")
+}

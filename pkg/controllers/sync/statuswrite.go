@@ -18,6 +18,8 @@ import (
 // failures are the members' errors, for the Propagated condition, which
 // stays as it was while copies are still being written (inFlight).
 // planned is the ReplicasPlaced condition of a divided workload, or nil.
+// fed is shared with the member writes of the object still in flight, so
+// what is written goes on a copy.
 func (c *Controller) writeStatus(ctx context.Context, fed *unstructured.Unstructured, members []Member, rolled, inFlight bool, failures []string, planned *condition) error {
 	if c.adapter.Endpoints {
 		for i := range members {
@@ -40,6 +42,7 @@ func (c *Controller) writeStatus(ctx context.Context, fed *unstructured.Unstruct
 			}
 		}
 		if !maps.Equal(have, want) {
+			fed = fed.DeepCopy()
 			fed.SetAnnotations(want)
 			updated, err := c.resource(fed.GetNamespace()).Update(ctx, fed, metav1.UpdateOptions{})
 			if err != nil {
@@ -77,6 +80,7 @@ func (c *Controller) writeStatus(ctx context.Context, fed *unstructured.Unstruct
 	if sameJSON(current, status) {
 		return nil
 	}
+	fed = fed.DeepCopy()
 	fed.Object["status"] = status
 	if _, err := c.resource(fed.GetNamespace()).UpdateStatus(ctx, fed, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("writing status of %s: %w", what, err)
