@@ -23,7 +23,12 @@ build: ## build every binary of the project into bin/
 tools: build ## build (once) and cache etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
 	bin/memberenv build
 
-test: lint tools ## lint, then the whole suite: unit, integration and e2e
+# Packages whose workers share state: their unit tests also run under the
+# race detector (a concurrent map access once killed the controller manager).
+RACE_PACKAGES ?= ./pkg/controllers/sync/ ./pkg/membercluster/ ./pkg/queueworker/
+
+test: lint tools ## lint, then the whole suite: unit (the concurrent packages also under -race), integration and e2e
+	$(GO) test -race -count=1 -short $(RACE_PACKAGES)
 	$(GO) test $(TEST_FLAGS) ./...
 
 test-unit: ## run only the fast tests (no clusters)
