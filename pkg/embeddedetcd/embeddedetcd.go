@@ -16,6 +16,8 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/federation-v1/federation/pkg/freeport"
 )
 
 // startTimeout bounds how long Start waits for etcd to become ready.
@@ -103,12 +105,11 @@ func clientListenURL(dir string, port int) (url.URL, error) {
 // freeLocalURL returns an http URL on a port of 127.0.0.1 that was free a
 // moment ago.
 func freeLocalURL() (url.URL, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.Pick("127.0.0.1")
 	if err != nil {
 		return url.URL{}, fmt.Errorf("finding a free port for embedded etcd: %w", err)
 	}
-	defer l.Close()
-	return url.URL{Scheme: "http", Host: l.Addr().String()}, nil
+	return url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}, nil
 }
 
 // ClientURL is the address clients reach the etcd at.

@@ -125,22 +125,29 @@ func (o *initOptions) run(cmd *cobra.Command, out io.Writer) error {
 		return nil
 	}
 	ctx := cmd.Context()
-	steps := []struct {
-		what string
-		do   func() error
-	}{
-		{"Creating federation control plane objects (credentials, data folder " + o.dataDir + ")", plane.Create},
-		{"Starting federation control plane processes", func() error { return plane.Start(o.find) }},
+	if err := step(out, "Creating federation control plane objects (credentials, data folder "+o.dataDir+")", plane.Create); err != nil {
+		return err
 	}
-	for _, s := range steps {
-		if err := step(out, s.what, s.do); err != nil {
-			return err
-		}
-	}
-	fmt.Fprint(out, "Waiting for federation control plane to come up")
-	if err := plane.WaitReady(ctx, func() { fmt.Fprint(out, ".") }); err != nil {
+	const starting = "Starting federation control plane processes..."
+	fmt.Fprint(out, starting)
+	started := false
+	err = plane.Up(ctx, o.find, localplane.UpProgress{
+		Started: func() {
+			started = true
+			fmt.Fprint(out, " done\nWaiting for federation control plane to come up")
+		},
+		Tick: func() { fmt.Fprint(out, ".") },
+		Retrying: func(error) {
+			started = false
+			fmt.Fprintf(out, " a port was taken; picking other ports\n%s", starting)
+		},
+	})
+	if err != nil {
 		fmt.Fprintln(out, " failed")
-		return fmt.Errorf("%w\nlogs are in %s", err, plane.Dir+"/logs")
+		if started {
+			err = fmt.Errorf("%w\nlogs are in %s", err, plane.Dir+"/logs")
+		}
+		return err
 	}
 	fmt.Fprintln(out, " done")
 	if err := step(out, "Creating a namespace "+localplane.SystemNamespace+" for federation system components", func() error {

@@ -51,9 +51,12 @@ func (p *Plane) createCredentials() error {
 	if err := ca.IssueClient(p.path(adminCert), p.path(adminKey), adminUser, adminGroup); err != nil {
 		return err
 	}
-	if err := ca.IssueClient(p.path(controllersCert), p.path(controllersKey), controllersUser, adminGroup); err != nil {
-		return err
-	}
+	return ca.IssueClient(p.path(controllersCert), p.path(controllersKey), controllersUser, adminGroup)
+}
+
+// writeControllerManagerKubeconfig writes how the controller manager reaches
+// the apiserver.
+func (p *Plane) writeControllerManagerKubeconfig() error {
 	cfg, err := p.kubeconfig(controllersCert, controllersKey)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/federation-v1/federation/pkg/freeport"
 	"github.com/federation-v1/federation/pkg/httpprobe"
 	"github.com/federation-v1/federation/pkg/localprocess"
 )
@@ -63,7 +64,7 @@ func (p *Plane) planDNS() error {
 	host := bindAddress(p.Options)
 	ports := make([]int, 4)
 	for i := range ports {
-		port, err := freePort("127.0.0.1")
+		port, err := freeport.Pick("127.0.0.1")
 		if err != nil {
 			return err
 		}
@@ -80,7 +81,7 @@ func (p *Plane) planDNS() error {
 		EtcdEndpoints:  p.EtcdServers,
 	}
 	if len(p.EtcdServers) == 0 {
-		port, err := freePort("127.0.0.1")
+		port, err := freeport.Pick("127.0.0.1")
 		if err != nil {
 			return err
 		}

@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/federation-v1/federation/pkg/freeport"
+	"github.com/federation-v1/federation/pkg/httpprobe"
 	"github.com/federation-v1/federation/pkg/localprocess"
 )
 
@@ -35,7 +37,7 @@ const readyTimeout = 90 * time.Second
 
 // New plans a plane from opts without touching the disk: it validates them,
 // refuses a folder that already holds a plane (so nothing of it changes), and
-// picks the port.
+// picks its ports.
 func New(opts Options) (*Plane, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -48,25 +50,35 @@ func New(opts Options) (*Plane, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	if opts.Port == 0 {
-		port, err := freePort(bindAddress(opts))
-		if err != nil {
-			return nil, err
-		}
-		opts.Port = port
-	}
-	p := &Plane{Options: opts, Processes: map[string]*localprocess.Process{}}
-	host := "127.0.0.1"
-	if opts.AdvertiseAddress != "" {
-		host = opts.AdvertiseAddress
-	}
-	p.Server = "https://" + net.JoinHostPort(host, strconv.Itoa(opts.Port))
-	cmPort, err := freePort("127.0.0.1")
-	if err != nil {
+	p := &Plane{Options: opts, Processes: map[string]*localprocess.Process{}, askedPort: opts.Port, new: true}
+	if err := p.pickPorts(); err != nil {
 		return nil, err
 	}
+	return p, nil
+}
+
+// pickPorts picks the ports the options leave free: the apiserver's (unless
+// given), the controller manager's and the DNS server's.
+func (p *Plane) pickPorts() error {
+	p.Port = p.askedPort
+	if p.Port == 0 {
+		port, err := freeport.Pick(bindAddress(p.Options))
+		if err != nil {
+			return err
+		}
+		p.Port = port
+	}
+	host := "127.0.0.1"
+	if p.AdvertiseAddress != "" {
+		host = p.AdvertiseAddress
+	}
+	p.Server = "https://" + net.JoinHostPort(host, strconv.Itoa(p.Port))
+	cmPort, err := freeport.Pick("127.0.0.1")
+	if err != nil {
+		return err
+	}
 	p.ControllerManagerAddress = net.JoinHostPort("127.0.0.1", strconv.Itoa(cmPort))
-	return p, p.planDNS()
+	return p.planDNS()
 }
 
 // Create writes the planned plane to its folder: credentials and state.
@@ -76,6 +88,15 @@ func (p *Plane) Create() error {
 	}
 	if err := p.createCredentials(); err != nil {
 		return fmt.Errorf("creating credentials for federation %q: %w", p.Name, err)
+	}
+	return p.writeConfiguration()
+}
+
+// writeConfiguration writes what names the plane's addresses: the
+// controller manager's kubeconfig, the DNS files and the state.
+func (p *Plane) writeConfiguration() error {
+	if err := p.writeControllerManagerKubeconfig(); err != nil {
+		return fmt.Errorf("writing the controller manager's kubeconfig of federation %q: %w", p.Name, err)
 	}
 	if err := p.writeDNSFiles(); err != nil {
 		return fmt.Errorf("writing the DNS configuration of federation %q: %w", p.Name, err)
@@ -124,8 +145,69 @@ func (p *Plane) Start(find func(program string) (string, error)) error {
 	return nil
 }
 
-// WaitReady waits until the apiserver answers /readyz (and the DNS server,
-// if any, /ready), calling tick about
+// portAttempts bounds how often Up starts a new plane on newly picked ports.
+const portAttempts = 3
+
+// UpProgress hears how Up goes, for a person watching; nil fields are not
+// called.
+type UpProgress struct {
+	// Started: the programs run, and the wait for them begins.
+	Started func()
+	// Tick comes about once a second while waiting.
+	Tick func()
+	// Retrying: a program found its port taken; Up stopped the plane and
+	// starts it again on other ports.
+	Retrying func(err error)
+}
+
+// Up starts the plane's programs and waits until they serve (Start, then
+// WaitReady). A port is picked free but released until its program binds
+// it, and something else may bind it first: then a new plane (not one
+// loaded, whose addresses kubeconfigs already hold) picks its ports again
+// and starts again, up to portAttempts times.
+func (p *Plane) Up(ctx context.Context, find func(program string) (string, error), progress UpProgress) error {
+	for attempt := 1; ; attempt++ {
+		err := p.Start(find)
+		if err == nil {
+			call(progress.Started)
+			err = p.WaitReady(ctx, progress.Tick)
+		}
+		if err == nil || !p.new || attempt == portAttempts || !p.portTaken() {
+			return err
+		}
+		if progress.Retrying != nil {
+			progress.Retrying(err)
+		}
+		if err := p.Stop(); err != nil {
+			return err
+		}
+		if err := p.pickPorts(); err != nil {
+			return err
+		}
+		if err := p.writeConfiguration(); err != nil {
+			return err
+		}
+	}
+}
+
+func call(f func()) {
+	if f != nil {
+		f()
+	}
+}
+
+// portTaken reports whether a program's latest run found its port taken.
+func (p *Plane) portTaken() bool {
+	for _, proc := range p.Processes {
+		if strings.Contains(proc.LastRunLog(), "address already in use") {
+			return true
+		}
+	}
+	return false
+}
+
+// WaitReady waits until the apiserver answers /readyz, the controller
+// manager /healthz and the DNS server, if any, /ready, calling tick about
 // once a second so that a person sees progress.
 func (p *Plane) WaitReady(ctx context.Context, tick func()) error {
 	client, err := p.AdminClient()
@@ -140,6 +222,12 @@ func (p *Plane) WaitReady(ctx context.Context, tick func()) error {
 		}
 		_, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		return err
+	})
+	if err != nil {
+		return err
+	}
+	err = localprocess.WaitFor(ctx, readyTimeout, "federation-controller-manager /healthz", p.Processes[ControllerManager], func() error {
+		return httpprobe.GetOK(ctx, "http://"+p.ControllerManagerAddress+"/healthz")
 	})
 	if err != nil {
 		return err
@@ -212,15 +300,6 @@ func bindAddress(o Options) string {
 		return o.AdvertiseAddress
 	}
 	return "127.0.0.1"
-}
-
-func freePort(host string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port on %s: %w", host, err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // joinNonEmpty joins the non-empty strings with commas.

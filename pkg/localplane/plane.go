@@ -89,6 +89,12 @@ type Plane struct {
 	DNS *DNSServer `json:"dns,omitempty"`
 	// Processes by program name.
 	Processes map[string]*localprocess.Process `json:"processes"`
+
+	// new is a plane of New, not Load: nothing outside its folder holds its
+	// addresses yet, so it may pick its ports again.
+	new bool
+	// askedPort is the apiserver port the options asked for; 0 picks one.
+	askedPort int
 }
 
 // Load reads the plane in dir; a missing plane is an os.ErrNotExist error.

@@ -29,6 +29,9 @@ type Process struct {
 	exited chan struct{}
 }
 
+// runHeader begins the line Start writes to the log before each run.
+const runHeader = "=== "
+
 // Start runs p with its output appended to p.Log. A detached process gets its
 // own session and outlives us; otherwise the kernel kills it when we die
 // (Pdeathsig), so a crashed or interrupted test leaves nothing behind.
@@ -38,7 +41,7 @@ func (p *Process) Start(detached bool) error {
 		return err
 	}
 	defer logFile.Close()
-	fmt.Fprintf(logFile, "=== %s starting %s %s\n", time.Now().Format(time.RFC3339), p.Path, strings.Join(p.Args, " "))
+	fmt.Fprintf(logFile, "%s%s starting %s %s\n", runHeader, time.Now().Format(time.RFC3339), p.Path, strings.Join(p.Args, " "))
 
 	cmd := exec.Command(p.Path, p.Args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -146,6 +149,20 @@ func (p *Process) LogTail(lines int) string {
 		all = all[len(all)-lines:]
 	}
 	return strings.Join(all, "\n")
+}
+
+// LastRunLog returns what the process's latest run wrote to its log, from
+// the line Start wrote before it.
+func (p *Process) LastRunLog() string {
+	data, err := os.ReadFile(p.Log)
+	if err != nil {
+		return ""
+	}
+	log := string(data)
+	if i := strings.LastIndex(log, "\n"+runHeader); i >= 0 {
+		return log[i+1:]
+	}
+	return log
 }
 
 // FindMentioning finds the live processes whose program's base name is in

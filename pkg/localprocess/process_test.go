@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,4 +44,21 @@ func TestProcessLifecycle(t *testing.T) {
 	log, err := os.ReadFile(p.Log)
 	require.NoError(t, err)
 	assert.Contains(t, string(log), "starting "+program+" 300")
+}
+
+// TestLastRunLogIsTheLatestRunOnly runs a real program twice on one log.
+func TestLastRunLogIsTheLatestRunOnly(t *testing.T) {
+	dir := t.TempDir()
+	echo, err := exec.LookPath("echo")
+	require.NoError(t, err)
+	p := &Process{Name: "echo", Path: echo, Log: filepath.Join(dir, "echo.log")}
+	for _, word := range []string{"first", "second"} {
+		p.Args = []string{word + "-run"}
+		require.NoError(t, p.Start(false))
+		assert.True(t, p.waitExit(5*time.Second))
+	}
+	last := p.LastRunLog()
+	assert.Contains(t, last, "second-run\n")
+	assert.NotContains(t, last, "first-run")
+	assert.True(t, strings.HasPrefix(last, runHeader), "the run begins with its header: %q", last)
 }
