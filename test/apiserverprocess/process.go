@@ -8,7 +8,6 @@ package apiserverprocess
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -51,20 +50,6 @@ func (p *Process) Stop() {
 		return
 	}
 	_ = p.proc.Stop(stopTimeout)
-}
-
-// FreePort returns a port of 127.0.0.1 that was free a moment ago.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer l.Close()
-	addr, ok := l.Addr().(*net.TCPAddr)
-	if !ok {
-		return 0, fmt.Errorf("listener address %v is not TCP", l.Addr())
-	}
-	return addr.Port, nil
 }
 
 // RSSBytes returns the resident memory of the process, from /proc.

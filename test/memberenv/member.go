@@ -162,12 +162,12 @@ func (e *Environment) startComponent(ctx context.Context, m *Member, c string) e
 				return err
 			}
 			// The answer may come from another program holding the port.
-			if !loggedSinceStart(proc.Log, serving) {
+			if !strings.Contains(proc.LastRunLog(), serving) {
 				return fmt.Errorf("no %q in its log yet", serving)
 			}
 			return nil
 		})
-		if err == nil || attempt == portRetries || proc.Alive() || !strings.Contains(proc.LogTail(40), "address already in use") {
+		if err == nil || attempt == portRetries || proc.Alive() || !strings.Contains(proc.LastRunLog(), "address already in use") {
 			return err
 		}
 		port, err := freePort()
@@ -186,20 +186,6 @@ func (m *Member) servingLine(c string) string {
 		return fmt.Sprintf(`"address":"127.0.0.1:%d"`, m.Ports[c])
 	}
 	return fmt.Sprintf("Serving securely on 127.0.0.1:%d", m.Ports[c])
-}
-
-// loggedSinceStart reports whether the log holds text after its last
-// "=== ... starting" line (a restarted program appends to the same log).
-func loggedSinceStart(log, text string) bool {
-	data, err := os.ReadFile(log)
-	if err != nil {
-		return false
-	}
-	s := string(data)
-	if i := strings.LastIndex(s, "\n=== "); i >= 0 {
-		s = s[i:]
-	}
-	return strings.Contains(s, text)
 }
 
 // healthURL is where a member program answers /healthz; "" for programs

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/federation-v1/federation/pkg/freeport"
 	"github.com/federation-v1/federation/test/apiserverprocess"
 )
 
@@ -61,7 +62,7 @@ func buildFederationAPIServer(b *testing.B, dir string) string {
 // startServer starts binary with the flags common to both servers plus
 // extra, and returns it once ready.
 func startServer(b *testing.B, name, binary, dir, etcdURL string, extra ...string) *server {
-	port, err := apiserverprocess.FreePort()
+	port, err := freeport.Pick("127.0.0.1")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/federation-v1/federation/pkg/freeport"
 	"github.com/federation-v1/federation/test/apiserverprocess"
 )
 
@@ -55,7 +56,7 @@ func startServer(dir, dataDir string, extraArgs ...string) (*server, error) {
 		return nil, err
 	}
 	s.certs = certs
-	if s.port, err = apiserverprocess.FreePort(); err != nil {
+	if s.port, err = freeport.Pick("127.0.0.1"); err != nil {
 		return nil, err
 	}
 	if err := s.writeKubeconfigs(); err != nil {
