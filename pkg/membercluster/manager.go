@@ -10,9 +10,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -23,6 +25,7 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
@@ -352,6 +355,26 @@ func (m *Manager) Client(cluster string) (dynamic.Interface, error) {
 		return nil, fmt.Errorf("cluster %s is not Ready", cluster)
 	}
 	return mem.clients.Dynamic, nil
+}
+
+// Apply applies obj to a usable member, server-side as fieldManager taking
+// over conflicting fields, and returns the metadata of what the member
+// stored. The answer is asked for as PartialObjectMetadata in protobuf, not
+// the whole object in JSON: callers read only its metadata, and decoding
+// the answers was an eighth of the controller manager's burst profile.
+func (m *Manager) Apply(ctx context.Context, cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager string) (*metav1.PartialObjectMetadata, error) {
+	m.mu.RLock()
+	mem := m.members[cluster]
+	m.mu.RUnlock()
+	if mem == nil {
+		return nil, fmt.Errorf("cluster %s is not Ready", cluster)
+	}
+	body, err := obj.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return mem.clients.Metadata.Resource(gvr).Namespace(obj.GetNamespace()).
+		Patch(ctx, obj.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
 }
 
 // IsReady reports whether the cluster's Ready condition is True.

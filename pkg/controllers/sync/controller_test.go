@@ -130,6 +130,25 @@ func (m *fakeMembers) Client(cluster string) (dynamic.Interface, error) {
 	return m.clients[cluster], nil
 }
 
+// Apply goes through the member's fake dynamic client, whose reactor answers
+// it, and returns the metadata of the answer as the real member does.
+func (m *fakeMembers) Apply(ctx context.Context, cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager string) (*metav1.PartialObjectMetadata, error) {
+	client, err := m.Client(cluster)
+	if err != nil {
+		return nil, err
+	}
+	out, err := client.Resource(gvr).Namespace(obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+	if err != nil {
+		return nil, err
+	}
+	meta := &metav1.PartialObjectMetadata{}
+	raw, _, _ := unstructured.NestedFieldNoCopy(out.Object, "metadata")
+	if raw, ok := raw.(map[string]any); ok {
+		err = runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &meta.ObjectMeta)
+	}
+	return meta, err
+}
+
 // memberActions lists "verb" or "verb:patchtype" of a member's calls.
 func (m *fakeMembers) memberActions(cluster string) []string {
 	var out []string

@@ -3,13 +3,14 @@ package sync
 import (
 	"strconv"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // version is what tells that a member copy changed since we applied it: its
 // generation when the type has one (spec changes only), else its
 // resourceVersion (ConfigMaps, Secrets, Namespaces have no generation).
-func version(obj *unstructured.Unstructured) string {
+func version(obj metav1.Object) string {
 	if g := obj.GetGeneration(); g > 0 {
 		return "g" + strconv.FormatInt(g, 10)
 	}

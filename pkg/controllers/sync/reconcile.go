@@ -268,7 +268,7 @@ func (c *Controller) syncCluster(ctx context.Context, cluster string, fed, desir
 		ev = &copyEvent{reason: ReasonCreate, verb: "Created"}
 	}
 	start := time.Now()
-	out, err := res.Apply(ctx, name, desired, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	out, err := c.members.Apply(ctx, cluster, c.adapter.Resource, desired, FieldManager)
 	c.countWrite(cluster, "apply", err)
 	if err != nil {
 		failed := ReasonUpdateFailed
@@ -308,7 +308,7 @@ type ourCopy struct {
 
 // rememberApplied records the member copy obj as ours; written says it is
 // the answer to our write, which the member's watch has yet to bring.
-func (c *Controller) rememberApplied(k string, obj *unstructured.Unstructured, written bool) {
+func (c *Controller) rememberApplied(k string, obj metav1.Object, written bool) {
 	c.mu.Lock()
 	c.applied[k] = ourCopy{version: version(obj), resourceVersion: obj.GetResourceVersion(), hash: obj.GetAnnotations()[HashAnnotation], unseen: written}
 	c.mu.Unlock()
