@@ -1,6 +1,7 @@
 package propagation
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"strconv"
@@ -95,4 +96,56 @@ func statusKB(pid int, field string) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("pid %d: no %s in /proc/PID/status", pid, field)
+}
+
+// machineCPU is the whole machine's CPU time from /proc/stat, in seconds:
+// what its programs ran, what the hypervisor gave to other guests while
+// this one wanted to run (steal), and idle time (with iowait).
+type machineCPU struct {
+	busy, steal, idle float64
+}
+
+func readMachineCPU() (machineCPU, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return machineCPU{}, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	fields := strings.Fields(line)
+	// cpu user nice system idle iowait irq softirq steal ...
+	if len(fields) < 9 || fields[0] != "cpu" {
+		return machineCPU{}, fmt.Errorf("unexpected first line of /proc/stat: %q", line)
+	}
+	var t [8]float64
+	for i := range t {
+		if t[i], err = strconv.ParseFloat(fields[i+1], 64); err != nil {
+			return machineCPU{}, fmt.Errorf("parsing /proc/stat %q: %w", line, err)
+		}
+	}
+	return machineCPU{
+		busy:  (t[0] + t[1] + t[2] + t[5] + t[6]) / clockTicks,
+		idle:  (t[3] + t[4]) / clockTicks,
+		steal: t[7] / clockTicks,
+	}, nil
+}
+
+// machineMeter measures the whole machine between its start and String.
+type machineMeter struct {
+	start machineCPU
+	err   error
+}
+
+func startMachineMeter() *machineMeter {
+	start, err := readMachineCPU()
+	return &machineMeter{start: start, err: err}
+}
+
+// String tells what the machine did since the meter started.
+func (m *machineMeter) String() string {
+	end, err := readMachineCPU()
+	if err = cmp.Or(m.err, err); err != nil {
+		return fmt.Sprintf("the machine's CPU time: %v", err)
+	}
+	return fmt.Sprintf("the machine was busy %.1f CPU s, idle %.1f, stolen by the hypervisor %.1f",
+		end.busy-m.start.busy, end.idle-m.start.idle, end.steal-m.start.steal)
 }

@@ -37,3 +37,14 @@ func TestRoundsAreReportedAsMedians(t *testing.T) {
 func TestMedianOfAnEvenCount(t *testing.T) {
 	assert.InDelta(t, 2.5, median([]float64{4, 1, 2, 3}, func(v float64) float64 { return v }), 1e-9)
 }
+
+func TestTheMachinesCPUTimeOnlyGrows(t *testing.T) {
+	first, err := readMachineCPU()
+	require.NoError(t, err)
+	assert.Positive(t, first.busy+first.idle, "a machine that ran has CPU time")
+	second, err := readMachineCPU()
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, second.busy, first.busy)
+	assert.GreaterOrEqual(t, second.idle, first.idle)
+	assert.GreaterOrEqual(t, second.steal, first.steal)
+}
