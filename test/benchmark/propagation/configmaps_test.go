@@ -85,12 +85,17 @@ func (bn *bench) deletion(ctx context.Context, record bool) {
 
 	fed := bn.observe(fedNamespace, fedSelector)
 	m := bn.meter()
+	profiled := func() {}
+	if record {
+		profiled = bn.profile(scenarioDelete)
+	}
 	start = time.Now()
 	bn.check(bn.deleteAtFederation(ctx, burstNames))
 	_, last, err = fed.wait(burstNames, start, gone, bn.convergeTimeout(len(burstNames)), "federation deletion")
 	fed.stop()
 	bn.check(err)
 	fedTook := last.Sub(start)
+	profiled()
 	if !record {
 		_, _ = m.stop()
 		return
