@@ -348,13 +348,22 @@ func (m *Manager) Synced(cluster string, gvr schema.GroupVersionResource) bool {
 
 // Client returns the dynamic client of a usable member.
 func (m *Manager) Client(cluster string) (dynamic.Interface, error) {
+	clients, err := m.clients(cluster)
+	if err != nil {
+		return nil, err
+	}
+	return clients.Dynamic, nil
+}
+
+// clients returns the clients of a usable member.
+func (m *Manager) clients(cluster string) (*Clients, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	mem := m.members[cluster]
 	if mem == nil {
 		return nil, fmt.Errorf("cluster %s is not Ready", cluster)
 	}
-	return mem.clients.Dynamic, nil
+	return mem.clients, nil
 }
 
 // Apply applies obj to a usable member, server-side as fieldManager taking
@@ -363,18 +372,29 @@ func (m *Manager) Client(cluster string) (dynamic.Interface, error) {
 // the whole object in JSON: callers read only its metadata, and decoding
 // the answers was an eighth of the controller manager's burst profile.
 func (m *Manager) Apply(ctx context.Context, cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager string) (*metav1.PartialObjectMetadata, error) {
-	m.mu.RLock()
-	mem := m.members[cluster]
-	m.mu.RUnlock()
-	if mem == nil {
-		return nil, fmt.Errorf("cluster %s is not Ready", cluster)
+	clients, err := m.clients(cluster)
+	if err != nil {
+		return nil, err
 	}
 	body, err := obj.MarshalJSON()
 	if err != nil {
 		return nil, err
 	}
-	return mem.clients.Metadata.Resource(gvr).Namespace(obj.GetNamespace()).
+	return clients.Metadata.Resource(gvr).Namespace(obj.GetNamespace()).
 		Patch(ctx, obj.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
+}
+
+// Delete deletes an object of a usable member, its dependents in the
+// background. Like Apply it goes through the metadata client: the member
+// answers with the deleted object, and protobuf metadata is the cheapest
+// form of an answer nobody reads.
+func (m *Manager) Delete(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, name string) error {
+	clients, err := m.clients(cluster)
+	if err != nil {
+		return err
+	}
+	return clients.Metadata.Resource(gvr).Namespace(namespace).
+		Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
 }
 
 // IsReady reports whether the cluster's Ready condition is True.

@@ -3,7 +3,9 @@ package propagation
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -148,4 +150,39 @@ func (m *machineMeter) String() string {
 	}
 	return fmt.Sprintf("the machine was busy %.1f CPU s, idle %.1f, stolen by the hypervisor %.1f",
 		end.busy-m.start.busy, end.idle-m.start.idle, end.steal-m.start.steal)
+}
+
+// groupMeter measures the CPU time of groups of processes.
+type groupMeter struct {
+	groups map[string][]int
+	start  map[string]float64
+}
+
+func startGroupMeter(groups map[string][]int) *groupMeter {
+	m := &groupMeter{groups: groups}
+	m.start = m.read()
+	return m
+}
+
+// read sums each group's CPU seconds; a process gone counts nothing.
+func (m *groupMeter) read() map[string]float64 {
+	out := map[string]float64{}
+	for name, pids := range m.groups {
+		for _, pid := range pids {
+			if cpu, err := cpuSeconds(pid); err == nil {
+				out[name] += cpu
+			}
+		}
+	}
+	return out
+}
+
+// String tells each group's CPU seconds since the start, by name.
+func (m *groupMeter) String() string {
+	now := m.read()
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(m.groups)) {
+		parts = append(parts, fmt.Sprintf("%s %.1f", name, now[name]-m.start[name]))
+	}
+	return strings.Join(parts, ", ") + " CPU s"
 }

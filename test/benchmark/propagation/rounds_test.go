@@ -2,6 +2,7 @@ package propagation
 
 import (
 	"bytes"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -47,4 +48,14 @@ func TestTheMachinesCPUTimeOnlyGrows(t *testing.T) {
 	assert.GreaterOrEqual(t, second.busy, first.busy)
 	assert.GreaterOrEqual(t, second.idle, first.idle)
 	assert.GreaterOrEqual(t, second.steal, first.steal)
+}
+
+func TestAGroupMeterSumsItsProcessesByName(t *testing.T) {
+	m := startGroupMeter(map[string][]int{"self": {os.Getpid()}, "gone": {-1}})
+	busy := 0
+	for i := range 50_000_000 {
+		busy += i % 7
+	}
+	assert.Positive(t, busy)
+	assert.Regexp(t, `^gone 0\.0, self \d+\.\d CPU s$`, m.String())
 }

@@ -13,8 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -48,13 +48,34 @@ type bench struct {
 	// watchers observe the members with no client-side rate limit.
 	watchers map[string]kubernetes.Interface
 	// ref are the reference's member clients: the controller manager's
-	// member settings (membercluster.ClientQPS/ClientBurst).
-	ref map[string]dynamic.Interface
+	// member settings (membercluster.ClientQPS/ClientBurst) and, like its
+	// writes, answers asked for as protobuf metadata.
+	ref map[string]metadata.Interface
 	// workers is the reference's objects in flight per member: the
 	// controller manager's --concurrent-object-syncs.
 	workers int
 	// rep collects the figures of every cluster count.
 	rep *report
+	// memberPrograms are the pids of the members' programs by group, to
+	// tell where the machine's time goes.
+	memberPrograms map[string][]int
+}
+
+// memberPrograms groups the pids of the member clusters' programs: their
+// kube-apiservers, their shared etcd, and the rest (controller managers,
+// schedulers, kwok).
+func memberPrograms(env *memberenv.Environment) map[string][]int {
+	groups := map[string][]int{"etcd": {env.Etcd.Pid}}
+	for _, m := range env.Members {
+		for name, p := range m.Processes {
+			group := "other member programs"
+			if name == memberenv.KubeAPIServer {
+				group = "kube-apiservers"
+			}
+			groups[group] = append(groups[group], p.Pid)
+		}
+	}
+	return groups
 }
 
 // moduleRoot is the folder of go.mod.
@@ -81,8 +102,8 @@ func setUp(b *testing.B, bin string, n int) *bench {
 	u := fedenv.NewUser(b, bin)
 	env := fedenv.WithMembers(b, u, memberenv.DefaultClusters(n, 1))
 	u.InitFederation(federation)
-	bn := &bench{b: b, u: u, watchers: map[string]kubernetes.Interface{}, ref: map[string]dynamic.Interface{},
-		workers: app.NewOptions().Sync.Workers}
+	bn := &bench{b: b, u: u, watchers: map[string]kubernetes.Interface{}, ref: map[string]metadata.Interface{},
+		workers: app.NewOptions().Sync.Workers, memberPrograms: memberPrograms(env)}
 	want := map[string]string{}
 	for i := 1; i <= n; i++ {
 		c := fmt.Sprintf("cluster%d", i)
@@ -114,7 +135,7 @@ func setUp(b *testing.B, bin string, n int) *bench {
 		}
 		ref := rest.CopyConfig(mcfg)
 		ref.QPS, ref.Burst = membercluster.ClientQPS, membercluster.ClientBurst
-		if bn.ref[c], err = dynamic.NewForConfig(ref); err != nil {
+		if bn.ref[c], err = metadata.NewForConfig(ref); err != nil {
 			b.Fatal(err)
 		}
 	}

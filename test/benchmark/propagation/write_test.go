@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 )
 
 // fedWriters create, update and delete at the federation in parallel: enough
@@ -129,8 +131,12 @@ func (bn *bench) refEverywhere(n int, do func(cluster string, i int) error) erro
 
 // refApply applies an object to a member as the reference.
 func (bn *bench) refApply(ctx context.Context, cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) error {
-	_, err := bn.ref[cluster].Resource(gvr).Namespace(obj.GetNamespace()).Apply(ctx, obj.GetName(), obj,
-		metav1.ApplyOptions{FieldManager: refFieldManager, Force: true})
+	body, err := obj.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	_, err = bn.ref[cluster].Resource(gvr).Namespace(obj.GetNamespace()).Patch(ctx, obj.GetName(), types.ApplyPatchType, body,
+		metav1.PatchOptions{FieldManager: refFieldManager, Force: ptr.To(true)})
 	if err != nil {
 		return fmt.Errorf("applying %s %s in %s: %w", gvr.Resource, obj.GetName(), cluster, err)
 	}
