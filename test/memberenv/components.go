@@ -31,7 +31,9 @@ func (e *Environment) args(m *Member, component string) []string {
 			"--service-account-signing-key-file="+e.PKI.ServiceAccountKey,
 			"--service-cluster-ip-range=10.96.0.0/16",
 			"--allow-privileged=true",
-			"--profiling=false",
+			// /debug/pprof/ for admins: the propagation benchmark profiles a
+			// member with it (costs nothing until asked).
+			"--profiling=true",
 		)
 	case KubeControllerManager:
 		return append(e.componentServing(m, component),

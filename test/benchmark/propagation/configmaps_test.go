@@ -35,6 +35,7 @@ func (bn *bench) burst(ctx context.Context) {
 	ref := bn.observe(refNamespace, refSelector)
 	self := startMeter(map[string]int{"benchmark": os.Getpid()})
 	machine, members := startMachineMeter(), startGroupMeter(bn.memberPrograms)
+	memberProfiled := bn.profileMember("burst-reference")
 	start := time.Now()
 	err := bn.refEverywhere(len(burstNames), func(c string, i int) error {
 		return bn.refApply(ctx, c, configMapsResource, refConfigMap(burstNames[i], "1"))
@@ -47,12 +48,14 @@ func (bn *bench) burst(ctx context.Context) {
 	refCPU := bn.selfCPU(self)
 	bn.note(fmt.Sprintf("burst N=%d, reference: %s; the benchmark process (the reference's writes and the watches) used %.1f CPU s; members: %s; %s",
 		len(bn.clusters), ref.spread(burstNames, start, present("1")), refCPU, members, machine))
+	memberProfiled()
 
 	fed := bn.observe(fedNamespace, fedSelector)
 	m := bn.meter()
 	self = startMeter(map[string]int{"benchmark": os.Getpid()})
 	profiled := bn.profile(scenarioBurst)
 	machine, members = startMachineMeter(), startGroupMeter(bn.memberPrograms)
+	memberProfiled = bn.profileMember("burst-federation")
 	start = time.Now()
 	bn.check(bn.createAtFederation(ctx, burstNames, "1"))
 	created := time.Since(start)
@@ -63,6 +66,7 @@ func (bn *bench) burst(ctx context.Context) {
 	bn.note(fmt.Sprintf("burst N=%d, federation: created at the federation after %.1f s; %s; the benchmark process (its creates and the watches) used %.1f CPU s; members: %s; %s",
 		len(bn.clusters), created.Seconds(), fed.spread(burstNames, start, present("1")), bn.selfCPU(self), members, machine))
 	bn.cost(scenarioBurst, copies, m)
+	memberProfiled()
 	profiled()
 	bn.add(scenarioBurst, fmt.Sprintf("copies/s (%d copies)", copies), float64(copies)/fedTook.Seconds(), float64(copies)/refTook.Seconds())
 	bn.add(scenarioBurst, "seconds until the last copy", fedTook.Seconds(), refTook.Seconds())

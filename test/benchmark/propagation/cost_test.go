@@ -101,10 +101,12 @@ func statusKB(pid int, field string) (int64, error) {
 }
 
 // machineCPU is the whole machine's CPU time from /proc/stat, in seconds:
-// what its programs ran, what the hypervisor gave to other guests while
-// this one wanted to run (steal), and idle time (with iowait).
+// user (programs), kernel (system calls, interrupts and softirqs such as
+// loopback networking, much of it not charged to any process), what the
+// hypervisor gave to other guests while this one wanted to run (steal),
+// and idle time (with iowait).
 type machineCPU struct {
-	busy, steal, idle float64
+	user, kernel, steal, idle float64
 }
 
 func readMachineCPU() (machineCPU, error) {
@@ -125,9 +127,10 @@ func readMachineCPU() (machineCPU, error) {
 		}
 	}
 	return machineCPU{
-		busy:  (t[0] + t[1] + t[2] + t[5] + t[6]) / clockTicks,
-		idle:  (t[3] + t[4]) / clockTicks,
-		steal: t[7] / clockTicks,
+		user:   (t[0] + t[1]) / clockTicks,
+		kernel: (t[2] + t[5] + t[6]) / clockTicks,
+		idle:   (t[3] + t[4]) / clockTicks,
+		steal:  t[7] / clockTicks,
 	}, nil
 }
 
@@ -148,8 +151,8 @@ func (m *machineMeter) String() string {
 	if err = cmp.Or(m.err, err); err != nil {
 		return fmt.Sprintf("the machine's CPU time: %v", err)
 	}
-	return fmt.Sprintf("the machine was busy %.1f CPU s, idle %.1f, stolen by the hypervisor %.1f",
-		end.busy-m.start.busy, end.idle-m.start.idle, end.steal-m.start.steal)
+	return fmt.Sprintf("the machine ran programs %.1f CPU s and the kernel %.1f, idle %.1f, stolen by the hypervisor %.1f",
+		end.user-m.start.user, end.kernel-m.start.kernel, end.idle-m.start.idle, end.steal-m.start.steal)
 }
 
 // groupMeter measures the CPU time of groups of processes.

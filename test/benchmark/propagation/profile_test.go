@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"k8s.io/client-go/rest"
 )
 
 var profileDir = flag.String("profile-dir", "", "if set, save here the CPU profiles of the controller manager and of the federation apiserver over the first seconds of the federated burst, the controller manager's goroutines 5s in, and its /metrics after")
@@ -70,16 +72,9 @@ func (bn *bench) profile(scenario string) func() {
 		_, err = io.Copy(f, resp.Body)
 		done <- err
 	}()
-	apiserverDone := make(chan error, 1)
-	go func() {
-		// The federation apiserver serves /debug/pprof/ to its admin.
-		raw, err := bn.fed.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
-			Param("seconds", fmt.Sprint(profileSeconds)).Timeout((profileSeconds + 30) * time.Second).DoRaw(context.Background())
-		if err == nil {
-			err = os.WriteFile(filepath.Join(*profileDir, fmt.Sprintf("federation-apiserver-%s-%d.pprof", scenario, len(bn.clusters))), raw, 0o644)
-		}
-		apiserverDone <- err
-	}()
+	// The federation apiserver serves /debug/pprof/ to its admin.
+	apiserverDone := profileAPIServer(bn.fed.CoreV1().RESTClient(),
+		filepath.Join(*profileDir, fmt.Sprintf("federation-apiserver-%s-%d.pprof", scenario, len(bn.clusters))))
 	return func() {
 		if err := <-apiserverDone; err != nil {
 			bn.note(fmt.Sprintf("%s, %d clusters: profiling the federation apiserver: %v", scenario, len(bn.clusters), err))
@@ -92,5 +87,42 @@ func (bn *bench) profile(scenario string) func() {
 			return
 		}
 		fmt.Printf("clusters=%d: controller manager CPU profile of %s in %s\n", len(bn.clusters), scenario, path)
+	}
+}
+
+// profileAPIServer saves a CPU profile of profileSeconds of the apiserver
+// client reaches (a kube-apiserver or the federation's) to path, and tells
+// when it is done.
+func profileAPIServer(client rest.Interface, path string) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		raw, err := client.Get().AbsPath("/debug/pprof/profile").
+			Param("seconds", fmt.Sprint(profileSeconds)).Timeout((profileSeconds + 30) * time.Second).DoRaw(context.Background())
+		if err == nil {
+			err = os.WriteFile(path, raw, 0o644)
+		}
+		done <- err
+	}()
+	return done
+}
+
+// profileMember profiles the first member's kube-apiserver, when
+// -profile-dir is set, so that the reference's and the federation's bursts
+// can be compared where most of the machine's time goes; the function
+// returned waits for the profile.
+func (bn *bench) profileMember(phase string) func() {
+	if *profileDir == "" {
+		return func() {}
+	}
+	if err := os.MkdirAll(*profileDir, 0o755); err != nil {
+		bn.check(err)
+	}
+	cluster := bn.clusters[0]
+	path := filepath.Join(*profileDir, fmt.Sprintf("member-kube-apiserver-%s-%d.pprof", phase, len(bn.clusters)))
+	done := profileAPIServer(bn.watchers[cluster].CoreV1().RESTClient(), path)
+	return func() {
+		if err := <-done; err != nil {
+			bn.note(fmt.Sprintf("%s, %d clusters: profiling %s's kube-apiserver: %v", phase, len(bn.clusters), cluster, err))
+		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/federation-v1/federation/federation-controller-manager/app"
+	"github.com/federation-v1/federation/pkg/generated/clientset/versioned"
 	"github.com/federation-v1/federation/pkg/localplane"
 	"github.com/federation-v1/federation/pkg/localprocess"
 	"github.com/federation-v1/federation/pkg/membercluster"
@@ -59,6 +60,28 @@ type bench struct {
 	// memberPrograms are the pids of the members' programs by group, to
 	// tell where the machine's time goes.
 	memberPrograms map[string][]int
+}
+
+// memberCredentials is how the controller manager reaches the member
+// cluster: the joined cluster's address and the credentials kubefed join
+// left in federation-system (a service account bound to cluster-admin). The
+// reference writes with them too, so that the members check the same
+// identity for both (RBAC walks its bindings on every request, which the
+// environment's admin, in system:masters, skips).
+func memberCredentials(fed versioned.Interface, core kubernetes.Interface, cluster string) (*rest.Config, error) {
+	ctx := context.Background()
+	c, err := fed.FederationV1beta1().Clusters().Get(ctx, cluster, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if c.Spec.SecretRef == nil {
+		return nil, fmt.Errorf("cluster %s has no secretRef", cluster)
+	}
+	secret, err := core.CoreV1().Secrets(membercluster.SecretNamespace).Get(ctx, c.Spec.SecretRef.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return membercluster.RESTConfig(c, secret)
 }
 
 // memberPrograms groups the pids of the member clusters' programs: their
@@ -122,6 +145,10 @@ func setUp(b *testing.B, bin string, n int) *bench {
 	if bn.fed, err = kubernetes.NewForConfig(cfg); err != nil {
 		b.Fatal(err)
 	}
+	fedClusters, err := versioned.NewForConfig(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, c := range bn.clusters {
 		mcfg, err := env.RESTConfig(c)
 		if err != nil {
@@ -133,7 +160,10 @@ func setUp(b *testing.B, bin string, n int) *bench {
 		if bn.watchers[c], err = kubernetes.NewForConfig(watch); err != nil {
 			b.Fatal(err)
 		}
-		ref := rest.CopyConfig(mcfg)
+		ref, err := memberCredentials(fedClusters, bn.fed, c)
+		if err != nil {
+			b.Fatal(err)
+		}
 		ref.QPS, ref.Burst = membercluster.ClientQPS, membercluster.ClientBurst
 		if bn.ref[c], err = metadata.NewForConfig(ref); err != nil {
 			b.Fatal(err)
