@@ -384,19 +384,6 @@ func (m *Manager) Apply(ctx context.Context, cluster string, gvr schema.GroupVer
 		Patch(ctx, obj.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
 }
 
-// Delete deletes an object of a usable member, its dependents in the
-// background. Like Apply it goes through the metadata client: the member
-// answers with the deleted object, and protobuf metadata is the cheapest
-// form of an answer nobody reads.
-func (m *Manager) Delete(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, name string) error {
-	clients, err := m.clients(cluster)
-	if err != nil {
-		return err
-	}
-	return clients.Metadata.Resource(gvr).Namespace(namespace).
-		Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
-}
-
 // IsReady reports whether the cluster's Ready condition is True.
 func IsReady(c *fedv1.Cluster) bool {
 	for _, cond := range c.Status.Conditions {

@@ -55,7 +55,6 @@ type Members interface {
 	Synced(cluster string, gvr schema.GroupVersionResource) bool
 	Client(cluster string) (dynamic.Interface, error)
 	Apply(ctx context.Context, cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager string) (*metav1.PartialObjectMetadata, error)
-	Delete(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, name string) error
 }
 
 // Controller propagates the federated objects of one type.

@@ -149,15 +149,6 @@ func (m *fakeMembers) Apply(ctx context.Context, cluster string, gvr schema.Grou
 	return meta, err
 }
 
-// Delete goes through the member's fake dynamic client.
-func (m *fakeMembers) Delete(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, name string) error {
-	client, err := m.Client(cluster)
-	if err != nil {
-		return err
-	}
-	return client.Resource(gvr).Namespace(namespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)})
-}
-
 // memberActions lists "verb" or "verb:patchtype" of a member's calls.
 func (m *fakeMembers) memberActions(cluster string) []string {
 	var out []string

@@ -121,26 +121,27 @@ func (c *Controller) delete(ctx context.Context, fed *unstructured.Unstructured)
 func (c *Controller) releaseCopy(ctx context.Context, cluster string, fed, cur *unstructured.Unstructured, orphan bool) error {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
 	defer cancel()
+	client, err := c.members.Client(cluster)
+	if err != nil {
+		return err
+	}
 	ns, name := cur.GetNamespace(), cur.GetName()
 	what := fmt.Sprintf("%s %s", c.adapter.Kind, key(ns, name))
+	res := client.Resource(c.adapter.Resource).Namespace(ns)
 	c.forgetApplied(cluster + "/" + key(ns, name))
 	if orphan {
-		client, err := c.members.Client(cluster)
-		if err != nil {
-			return err
-		}
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
 			"labels":      map[string]any{membercluster.FederationLabel: nil},
 			"annotations": map[string]any{HashAnnotation: nil},
 		}})
-		_, err = client.Resource(c.adapter.Resource).Namespace(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+		_, err := res.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
 		c.countWrite(cluster, "patch", err)
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("orphaning %s in cluster %s: %w", what, cluster, err)
 		}
 		return nil
 	}
-	err := c.members.Delete(ctx, cluster, c.adapter.Resource, ns, name)
+	err = res.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)})
 	c.countWrite(cluster, "delete", err)
 	if err != nil && !apierrors.IsNotFound(err) {
 		c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonDeleteFailed, "Deleting %s in cluster %s failed: %v", what, cluster, err)

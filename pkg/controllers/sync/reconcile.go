@@ -222,7 +222,7 @@ func (c *Controller) syncCluster(ctx context.Context, cluster string, fed, desir
 	appliedKey := cluster + "/" + key(ns, name)
 
 	if !placed {
-		err := c.members.Delete(ctx, cluster, c.adapter.Resource, ns, name)
+		err := res.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)})
 		c.countWrite(cluster, "delete", err)
 		if err != nil && !apierrors.IsNotFound(err) {
 			c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonDeleteFailed, "Deleting %s in cluster %s failed: %v", what, cluster, err)
