@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/federation-v1/federation/pkg/freeport"
 	"github.com/federation-v1/federation/pkg/httpprobe"
 	"github.com/federation-v1/federation/pkg/localprocess"
 )
@@ -173,11 +173,11 @@ func (e *Environment) Client(name string) (kubernetes.Interface, error) {
 }
 
 func (e *Environment) startEtcd(ctx context.Context) error {
-	clientPort, err := freePort()
+	clientPort, err := freeport.Pick("127.0.0.1")
 	if err != nil {
 		return err
 	}
-	peerPort, err := freePort()
+	peerPort, err := freeport.Pick("127.0.0.1")
 	if err != nil {
 		return err
 	}
@@ -222,34 +222,6 @@ func (e *Environment) save() error {
 		return err
 	}
 	return os.Rename(tmp, filepath.Join(e.Dir, stateFile))
-}
-
-// handedOut are the ports freePort returned: the kernel may offer a port
-// again once its listener is closed, and two programs given the same port
-// looked healthy through one /healthz (a scheduler that died on start,
-// probed through its controller manager).
-var handedOut = struct {
-	sync.Mutex
-	ports map[int]bool
-}{ports: map[int]bool{}}
-
-// freePort asks the kernel for a free loopback port, never one it handed
-// out before in this process.
-func freePort() (int, error) {
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	for {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		_ = l.Close()
-		if !handedOut.ports[port] {
-			handedOut.ports[port] = true
-			return port, nil
-		}
-	}
 }
 
 // writeKubeconfig writes the environment's kubeconfig: one admin context per

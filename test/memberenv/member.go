@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/federation-v1/federation/pkg/freeport"
 	"github.com/federation-v1/federation/pkg/httpprobe"
 	"github.com/federation-v1/federation/pkg/localprocess"
 )
@@ -74,7 +75,7 @@ func (e *Environment) newMember(index int, spec ClusterSpec) (*Member, error) {
 		return nil, err
 	}
 	for _, c := range []string{KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok} {
-		port, err := freePort()
+		port, err := freeport.Pick("127.0.0.1")
 		if err != nil {
 			return nil, err
 		}
@@ -170,7 +171,7 @@ func (e *Environment) startComponent(ctx context.Context, m *Member, c string) e
 		if err == nil || attempt == portRetries || proc.Alive() || !strings.Contains(proc.LastRunLog(), "address already in use") {
 			return err
 		}
-		port, err := freePort()
+		port, err := freeport.Pick("127.0.0.1")
 		if err != nil {
 			return err
 		}

@@ -104,13 +104,3 @@ func TestNodeObjectsSpreadZonesAndCarryBothLabelSets(t *testing.T) {
 	}
 	assert.Equal(t, []string{"z1", "z2", "z1"}, zones)
 }
-
-func TestFreePortNeverHandsOutAPortTwice(t *testing.T) {
-	seen := map[int]bool{}
-	for range 300 {
-		port, err := freePort()
-		require.NoError(t, err)
-		require.False(t, seen[port], "port %d handed out twice", port)
-		seen[port] = true
-	}
-}
