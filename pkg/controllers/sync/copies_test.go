@@ -141,16 +141,13 @@ func TestAClusterThatLeftLosesItsQueue(t *testing.T) {
 	assert.Contains(t, tc.copies.pending["ns/a"], "c1")
 }
 
-func TestTheWorkersWriteEveryCopy(t *testing.T) {
-	members := newFakeMembers([]string{"c1", "c2", "c3"})
-	var objs []*unstructured.Unstructured
-	for i := range 40 {
-		objs = append(objs, configMapObj(fmt.Sprintf("o%02d", i), Finalizer))
-	}
-	tc := newTestController(t, adapter("configmaps"), members, objs...)
+// syncWithWorkers syncs every object with 4 copy workers per member running,
+// and waits until every member write is done.
+func syncWithWorkers(t *testing.T, tc *testController, objs []*unstructured.Unstructured) {
+	t.Helper()
 	tc.opts.Workers = 4
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	tc.runCopies(ctx)
 	for _, o := range objs {
 		require.NoError(t, tc.Sync(ctx, "ns/"+o.GetName()))
@@ -160,6 +157,16 @@ func TestTheWorkersWriteEveryCopy(t *testing.T) {
 		defer tc.copies.mu.Unlock()
 		return len(tc.copies.pending) == 0
 	}, 10*time.Second, 10*time.Millisecond, "every copy written")
+}
+
+func TestTheWorkersWriteEveryCopy(t *testing.T) {
+	members := newFakeMembers([]string{"c1", "c2", "c3"})
+	var objs []*unstructured.Unstructured
+	for i := range 40 {
+		objs = append(objs, configMapObj(fmt.Sprintf("o%02d", i), Finalizer))
+	}
+	tc := newTestController(t, adapter("configmaps"), members, objs...)
+	syncWithWorkers(t, tc, objs)
 	for _, c := range []string{"c1", "c2", "c3"} {
 		assert.Len(t, members.memberActions(c), len(objs), "one apply per object in %s", c)
 		for _, o := range objs {
@@ -280,18 +287,7 @@ func TestStatusIsWrittenWhileTheWorkersWrite(t *testing.T) {
 		objs = append(objs, d)
 	}
 	tc := newTestController(t, adapter("deployments"), members, objs...)
-	tc.opts.Workers = 4
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	tc.runCopies(ctx)
-	for _, o := range objs {
-		require.NoError(t, tc.Sync(ctx, "ns/"+o.GetName()))
-	}
-	require.Eventually(t, func() bool {
-		tc.copies.mu.Lock()
-		defer tc.copies.mu.Unlock()
-		return len(tc.copies.pending) == 0
-	}, 10*time.Second, 10*time.Millisecond, "every copy written")
+	syncWithWorkers(t, tc, objs)
 	var statusWrites int
 	for _, a := range tc.fedClient.Actions() {
 		if a.GetSubresource() == "status" {
