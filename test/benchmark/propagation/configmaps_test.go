@@ -29,7 +29,8 @@ func (bn *bench) convergeTimeout(objects int) time.Duration {
 }
 
 // burst creates burstObjects ConfigMaps and times until every copy exists,
-// first straight to the members (the reference), then at the federation.
+// first straight to the members (the reference), then at the federation,
+// then measures the round's limit (see burstLimit).
 func (bn *bench) burst(ctx context.Context) {
 	copies := len(burstNames) * len(bn.clusters)
 	ref := bn.observe(refNamespace, refSelector)
@@ -70,6 +71,9 @@ func (bn *bench) burst(ctx context.Context) {
 	profiled()
 	bn.add(scenarioBurst, fmt.Sprintf("copies/s (%d copies)", copies), float64(copies)/fedTook.Seconds(), float64(copies)/refTook.Seconds())
 	bn.add(scenarioBurst, "seconds until the last copy", fedTook.Seconds(), refTook.Seconds())
+
+	limitTook := bn.burstLimit(ctx)
+	bn.add(scenarioBurstLimit, fmt.Sprintf("copies/s (%d copies)", copies), float64(copies)/limitTook.Seconds(), float64(copies)/refTook.Seconds())
 }
 
 // deletion deletes the burst's ConfigMaps and times until every copy is

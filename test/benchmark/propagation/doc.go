@@ -8,7 +8,9 @@
 //	make bench CLUSTERS=1,3   (go test ./test/benchmark/propagation -run '^$' -bench . -benchtime 1x -timeout 0 -args -clusters=1,3)
 //
 // Scenarios: burst (1,000 ConfigMaps until every copy is seen by a watch on
-// every member), deletion (the same 1,000 until every copy is gone), steady
+// every member; each round also measures its limit, the reference's writes
+// plus the creates at the federation with the controller manager stopped,
+// which no federation on the machine can beat), deletion (the same 1,000 until every copy is gone), steady
 // (10 objects a second for -steady-duration: per object, from the
 // federation's response to the last member's watch event, then the same for
 // updates) and deployments (100 Deployments of 10 replicas with a weighted
