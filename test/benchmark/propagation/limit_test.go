@@ -4,17 +4,23 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/poll"
 )
 
 // scenarioBurstLimit names the rows of the burst's limit phase.
 const scenarioBurstLimit = "burst limit"
 
-// limitNames are the ConfigMaps of the limit phase.
-var limitNames = objectNames("limit-", burstObjects)
+// limitPrefix and limitNames name the ConfigMaps of the limit phase.
+const limitPrefix = "limit-"
+
+var limitNames = objectNames(limitPrefix, burstObjects)
 
 // burstLimit measures the most any federation could reach in this round
 // and returns how long it took. It makes the reference's member writes
@@ -58,9 +64,9 @@ func (bn *bench) burstLimit(ctx context.Context) time.Duration {
 		len(bn.clusters), o.spread(limitNames, start, present("1")), used["benchmark"].CPUSeconds,
 		used[localplane.APIServer].CPUSeconds, members, machine))
 
-	// Clear the way, untimed: nothing at the federation has a finalizer
-	// yet, so the objects go at once and the controller manager, resumed,
-	// finds nothing to do.
+	// Clear the way, untimed. The objects at the federation carry the
+	// federation's finalizer (admission sets it), so they go once the
+	// controller manager, resumed, has let them go.
 	bn.check(bn.deleteAtFederation(ctx, limitNames))
 	resume()
 	bn.check(bn.refEverywhere(len(limitNames), func(c string, i int) error {
@@ -68,5 +74,17 @@ func (bn *bench) burstLimit(ctx context.Context) time.Duration {
 	}))
 	_, _, err = o.wait(limitNames, start, gone, bn.convergeTimeout(len(limitNames)), "clearing the burst limit's copies")
 	bn.check(err)
+	bn.check(poll.UntilEvery(ctx, bn.convergeTimeout(len(limitNames)), time.Second, "the burst limit's objects gone from the federation", func(ctx context.Context) error {
+		left, err := bn.fed.CoreV1().ConfigMaps(fedNamespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, cm := range left.Items {
+			if strings.HasPrefix(cm.Name, limitPrefix) {
+				return fmt.Errorf("%s and maybe others still there", cm.Name)
+			}
+		}
+		return nil
+	}))
 	return last.Sub(start)
 }
