@@ -117,7 +117,7 @@ func (c *Controller) planHPA(ctx context.Context, hpa *unstructured.Unstructured
 	if err := c.markTarget(ctx, hpa, target, clusters); err != nil {
 		return nil, nil, nil, err
 	}
-	hpa, err = c.recordPlan(ctx, hpa, plan, nil)
+	hpa, err = c.recordPlan(ctx, hpa, plan, nil, false)
 	if err != nil {
 		return nil, nil, nil, err
 	}

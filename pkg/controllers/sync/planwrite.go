@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +19,7 @@ const (
 	ReasonReplicasPlanned   = "ReplicasPlanned"
 	ReasonReplicasUnplaced  = "ReplicasUnplaced"
 	ReasonBadPreferences    = "InvalidReplicaPreferences"
+	ReasonScaledByHPA       = "ScaledByHPA"
 	ReplicasPlacedCondition = "ReplicasPlaced"
 )
 
@@ -52,6 +54,9 @@ func (c *Controller) planReplicas(ctx context.Context, fed *unstructured.Unstruc
 		w := capacity.Workload{Kind: c.adapter.Kind, Namespace: ns, Name: name}
 		in.Capacity = func(cluster string, replicas int64) (int64, bool) { return c.capacity.Capacity(cluster, w, replicas) }
 	}
+	var followed *ReplicaChange
+	in.Fed, followed = FollowHPA(in)
+	fed = in.Fed
 	res := PlanReplicas(c.adapter.Replicas, in)
 	if res.BadPreferences != nil {
 		c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonBadPreferences, "%s: %v; spreading evenly instead", what, res.BadPreferences)
@@ -74,21 +79,44 @@ func (c *Controller) planReplicas(ctx context.Context, fed *unstructured.Unstruc
 	if len(res.Unplaced) == 0 {
 		unplaced = nil
 	}
-	updated, err := c.recordPlan(ctx, fed, res.Plan, unplaced)
+	updated, err := c.recordPlan(ctx, fed, res.Plan, unplaced, followed != nil)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if followed != nil {
+		c.recorder.Eventf(updated, corev1.EventTypeNormal, ReasonScaledByHPA,
+			"Replicas %d (was %d): what the clusters' HPAs run (%s)", followed.To, followed.From, hpaCounts(updated, in.Members))
 	}
 	return updated, res.Plan, cond, nil
 }
 
+// hpaCounts shows what each HPA cluster runs: "cluster1=2 cluster2=3".
+func hpaCounts(fed *unstructured.Unstructured, members map[string]*unstructured.Unstructured) string {
+	hpa := hpaClusters(fed.GetAnnotations())
+	var parts []string
+	for _, cl := range slices.Sorted(maps.Keys(hpa)) {
+		n, _, _ := unstructured.NestedInt64(members[cl].Object, "spec", "replicas")
+		parts = append(parts, fmt.Sprintf("%s=%d", cl, n))
+	}
+	return strings.Join(parts, " ")
+}
+
 // recordPlan writes a changed plan into the plan annotation, with an event
 // showing the old and new distribution (and a warning for what is
-// unplaced), and returns the updated object.
-func (c *Controller) recordPlan(ctx context.Context, fed *unstructured.Unstructured, plan ReplicaPlan, unplaced *condition) (*unstructured.Unstructured, error) {
+// unplaced), and returns the updated object. specChanged writes fed even
+// when the plan is the same.
+func (c *Controller) recordPlan(ctx context.Context, fed *unstructured.Unstructured, plan ReplicaPlan, unplaced *condition, specChanged bool) (*unstructured.Unstructured, error) {
 	previous := parsePlan(fed.GetAnnotations())
 	value := plan.encode()
 	if fed.GetAnnotations()[PlanAnnotation] == value {
-		return fed, nil
+		if !specChanged {
+			return fed, nil
+		}
+		updated, err := c.resource(fed.GetNamespace()).Update(ctx, fed, metav1.UpdateOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("writing the replicas of %s %s: %w", c.adapter.Kind, key(fed.GetNamespace(), fed.GetName()), err)
+		}
+		return updated, nil
 	}
 	updated := fed.DeepCopy()
 	annotations := updated.GetAnnotations()

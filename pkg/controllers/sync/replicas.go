@@ -173,6 +173,50 @@ func hpaClusters(annotations map[string]string) map[string]bool {
 	return out
 }
 
+// ReplicaChange is a federated workload's spec.replicas moving.
+type ReplicaChange struct{ From, To int64 }
+
+// FollowHPA returns the workload with spec.replicas set to what its
+// clusters run while their own HPAs own the count: in one cluster the HPA
+// sets its target's replicas, and so `kubectl get` and `kubectl rollout
+// status` at the federation agree with the members (the sum of their
+// updated replicas is compared with spec.replicas). A cluster without an
+// HPA counts with its planned share. Nothing changes until every HPA
+// cluster's copy is known, nor when the count is already right (nil change).
+func FollowHPA(in PlanInput) (*unstructured.Unstructured, *ReplicaChange) {
+	hpa := hpaClusters(in.Fed.GetAnnotations())
+	if len(hpa) == 0 {
+		return in.Fed, nil
+	}
+	var total int64
+	for cluster := range hpa {
+		m := in.Members[cluster]
+		if m == nil {
+			return in.Fed, nil
+		}
+		n, found, _ := unstructured.NestedInt64(m.Object, "spec", "replicas")
+		if !found {
+			return in.Fed, nil
+		}
+		total += n
+	}
+	planned := parsePlan(in.Fed.GetAnnotations())["replicas"]
+	for _, cluster := range in.Clusters {
+		if !hpa[cluster] {
+			total += planned[cluster]
+		}
+	}
+	current, _, _ := unstructured.NestedInt64(in.Fed.Object, "spec", "replicas")
+	if current == total {
+		return in.Fed, nil
+	}
+	out := in.Fed.DeepCopy()
+	if err := unstructured.SetNestedField(out.Object, total, "spec", "replicas"); err != nil {
+		return in.Fed, nil
+	}
+	return out, &ReplicaChange{From: current, To: total}
+}
+
 // DesiredFor returns what one cluster is sent of a divided workload: the
 // common desired object with the cluster's counts, and its hash. Where the
 // member's own HPA owns spec.replicas, memberReplicas is the member's

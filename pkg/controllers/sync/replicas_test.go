@@ -152,3 +152,53 @@ func TestDivideHPA(t *testing.T) {
 		assert.Equal(t, int64(1), plan["maxReplicas"][c])
 	}
 }
+
+func TestFollowHPA(t *testing.T) {
+	member := func(replicas int64) *unstructured.Unstructured {
+		return workload("Deployment", map[string]any{"replicas": replicas}, nil)
+	}
+	hpaOn := func(clusters string) map[string]string {
+		return map[string]string{HPATargetAnnotation: `{"Names":[` + clusters + `]}`,
+			PlanAnnotation: `{"replicas":{"cluster1":4,"cluster2":4,"cluster3":4}}`}
+	}
+	three := []string{"cluster1", "cluster2", "cluster3"}
+	for _, tt := range []struct {
+		name        string
+		annotations map[string]string
+		members     map[string]*unstructured.Unstructured
+		want        int64
+		changed     bool
+	}{
+		{name: "without an HPA the user's count stands", annotations: map[string]string{},
+			members: map[string]*unstructured.Unstructured{"cluster1": member(1), "cluster2": member(1), "cluster3": member(1)},
+			want:    12},
+		{name: "the sum of what the HPAs run", annotations: hpaOn(`"cluster1","cluster2","cluster3"`),
+			members: map[string]*unstructured.Unstructured{"cluster1": member(2), "cluster2": member(3), "cluster3": member(3)},
+			want:    8, changed: true},
+		{name: "a cluster without an HPA counts with its plan", annotations: hpaOn(`"cluster1","cluster2"`),
+			members: map[string]*unstructured.Unstructured{"cluster1": member(6), "cluster2": member(6), "cluster3": member(1)},
+			want:    16, changed: true},
+		{name: "an HPA cluster whose copy is unknown: nothing changes", annotations: hpaOn(`"cluster1","cluster2","cluster3"`),
+			members: map[string]*unstructured.Unstructured{"cluster1": member(2), "cluster2": member(3)},
+			want:    12},
+		{name: "already right", annotations: hpaOn(`"cluster1","cluster2","cluster3"`),
+			members: map[string]*unstructured.Unstructured{"cluster1": member(4), "cluster2": member(4), "cluster3": member(4)},
+			want:    12},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fed := workload("Deployment", map[string]any{"replicas": int64(12)}, tt.annotations)
+			got, change := FollowHPA(PlanInput{Fed: fed, Clusters: three, Members: tt.members})
+			replicas, _, _ := unstructured.NestedInt64(got.Object, "spec", "replicas")
+			assert.Equal(t, tt.want, replicas)
+			if !tt.changed {
+				assert.Nil(t, change)
+				assert.Same(t, fed, got, "unchanged: the same object")
+				return
+			}
+			require.NotNil(t, change)
+			assert.Equal(t, ReplicaChange{From: 12, To: tt.want}, *change)
+			original, _, _ := unstructured.NestedInt64(fed.Object, "spec", "replicas")
+			assert.EqualValues(t, 12, original, "the cached object is not touched")
+		})
+	}
+}

@@ -143,9 +143,21 @@ spec:
 		f.waitFed("deployment", "web", `{.metadata.annotations.federation\.kubernetes\.io/hpa-target-cluster-list}`,
 			`{"Names":["cluster1","cluster2","cluster3"]}`)
 		// Each member's HPA brings its 4 replicas down to its maximum, 3,
-		// and the federation follows instead of restoring its plan.
+		// and the federation follows instead of restoring its plan: its
+		// spec.replicas becomes what the HPAs run, as an HPA scales its
+		// target in one cluster, so that rollout status agrees.
 		f.waitReplicas("web", map[string]int64{"cluster1": 3, "cluster2": 3, "cluster3": 3})
-		f.waitFed("deployment", "web", "{.status.readyReplicas}", "9")
+		f.waitFed("deployment", "web", "{.spec.replicas} {.status.readyReplicas}", "9 9")
+		f.rolloutStatus("web")
+		// The members' HPAs may act one after the other: 12, 11, 10, 9.
+		require.NoError(t, poll.Until(context.Background(), converge, "a ScaledByHPA event for 9 replicas", func(ctx context.Context) error {
+			out, err := f.u.Kubectl().Run(ctx, "--context=fed", "-n", "e2e", "get", "events",
+				"--field-selector=involvedObject.kind=Deployment,involvedObject.name=web,reason=ScaledByHPA", "-o", "jsonpath={.items[*].message}")
+			if err != nil || !strings.Contains(out, "Replicas 9 (was ") || !strings.Contains(out, "what the clusters' HPAs run (cluster1=3 cluster2=3 cluster3=3)") {
+				return fmt.Errorf("events %q %v", out, err)
+			}
+			return nil
+		}))
 
 		// A count chosen in a member stays, also when the federation next writes there.
 		f.kubectl("--context=cluster1", "-n", "e2e", "scale", "deployment/web", "--replicas=2")
@@ -159,11 +171,23 @@ spec:
 			return nil
 		}))
 
-		// Without the HPA the plan holds again.
+		f.waitFed("deployment", "web", "{.spec.replicas}", "8")
+
+		// Without the HPA the federation divides the count the HPAs left,
+		// as a Deployment keeps its replicas when its HPA goes.
 		f.kubectl("--context=fed", "-n", "e2e", "delete", "hpa", "web")
 		f.waitFed("deployment", "web", `{.metadata.annotations.federation\.kubernetes\.io/hpa-target-cluster-list}`, "")
-		f.waitReplicas("web", map[string]int64{"cluster1": 4, "cluster2": 4, "cluster3": 4})
+		f.waitCounts(converge, deployments, "web", "replicas", three, "8 replicas in all, by the plan", func(got map[string]int64) bool {
+			planned := f.plan("web")["replicas"]
+			for _, c := range three {
+				if got[c] != planned[c] {
+					return false
+				}
+			}
+			return sum(got, three...) == 8
+		})
 		f.rolloutStatus("web")
+		f.waitFed("deployment", "web", "{.spec.replicas} {.status.readyReplicas}", "8 8")
 	})
 
 	t.Run("Job: completions and parallelism divided, Complete when every part is", func(t *testing.T) {
