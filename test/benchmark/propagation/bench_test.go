@@ -65,6 +65,7 @@ func BenchmarkPropagation(b *testing.B) {
 							bn.deletion(ctx, scenarios[scenarioDelete])
 						}
 					}
+					bn.noteQuiet()
 				case scenarioDelete:
 					continue // with the burst
 				case scenarioSteady:

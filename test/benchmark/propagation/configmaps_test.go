@@ -34,6 +34,7 @@ func (bn *bench) convergeTimeout(objects int) time.Duration {
 func (bn *bench) burst(ctx context.Context) {
 	copies := len(burstNames) * len(bn.clusters)
 	ref := bn.observe(refNamespace, refSelector)
+	bn.quiet("the reference's burst")
 	self := startMeter(map[string]int{"benchmark": os.Getpid()})
 	machine, members := startMachineMeter(), startGroupMeter(bn.memberPrograms)
 	memberProfiled := bn.profileMember("burst-reference")
@@ -52,6 +53,7 @@ func (bn *bench) burst(ctx context.Context) {
 	memberProfiled()
 
 	fed := bn.observe(fedNamespace, fedSelector)
+	bn.quiet("the federation's burst")
 	m := bn.meter()
 	self = startMeter(map[string]int{"benchmark": os.Getpid()})
 	profiled := bn.profile(scenarioBurst)
@@ -81,6 +83,7 @@ func (bn *bench) burst(ctx context.Context) {
 func (bn *bench) deletion(ctx context.Context, record bool) {
 	copies := len(burstNames) * len(bn.clusters)
 	ref := bn.observe(refNamespace, refSelector)
+	bn.quiet("the reference's deletion")
 	start := time.Now()
 	err := bn.refEverywhere(len(burstNames), func(c string, i int) error {
 		return bn.refDelete(ctx, c, configMapsResource, burstNames[i])
@@ -92,6 +95,7 @@ func (bn *bench) deletion(ctx context.Context, record bool) {
 	refTook := last.Sub(start)
 
 	fed := bn.observe(fedNamespace, fedSelector)
+	bn.quiet("the federation's deletion")
 	m := bn.meter()
 	profiled := func() {}
 	if record {

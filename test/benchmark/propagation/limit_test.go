@@ -35,6 +35,7 @@ func (bn *bench) burstLimit(ctx context.Context) time.Duration {
 	cm, api := bn.planePIDs()
 	o := bn.observe(refNamespace, refSelector)
 	defer o.stop()
+	bn.quiet("the burst limit")
 	bn.check(syscall.Kill(cm, syscall.SIGSTOP))
 	resumed := false
 	resume := func() {

@@ -60,3 +60,9 @@ func TestAGroupMeterSumsItsProcessesByName(t *testing.T) {
 	assert.Positive(t, busy)
 	assert.Regexp(t, `^gone 0\.0, self \d+\.\d CPU s$`, m.String())
 }
+
+func TestIdleShareIsIdleTimeOverAllTime(t *testing.T) {
+	from := machineCPU{user: 10, kernel: 5, steal: 1, idle: 100}
+	assert.InDelta(t, 0.75, idleShare(from, machineCPU{user: 10.3, kernel: 5.1, steal: 1.1, idle: 101.5}), 1e-9, "1.5 idle of 2 s")
+	assert.InDelta(t, 0.0, idleShare(from, from), 1e-9, "no time passed: not idle")
+}

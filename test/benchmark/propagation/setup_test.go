@@ -60,6 +60,8 @@ type bench struct {
 	// memberPrograms are the pids of the members' programs by group, to
 	// tell where the machine's time goes.
 	memberPrograms map[string][]int
+	// quietFor are the waits for a quiet machine before each phase (see quiet).
+	quietFor []time.Duration
 }
 
 // memberCredentials is how the controller manager reaches the member
