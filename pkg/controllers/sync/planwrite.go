@@ -158,12 +158,14 @@ func (c *Controller) divide(ctx context.Context, fed *unstructured.Unstructured,
 		hpa := hpaClusters(fed.GetAnnotations())
 		return fed, placed, func(cluster string) (*unstructured.Unstructured, string, error) {
 			var own *int64
-			if m, ok := c.members.Get(cluster, c.adapter.Resource, fed.GetNamespace(), fed.GetName()); ok && hpa[cluster] {
-				if n, found, _ := unstructured.NestedInt64(m.Object, "spec", "replicas"); found {
+			podLabel := true
+			if m, ok := c.members.Get(cluster, c.adapter.Resource, fed.GetNamespace(), fed.GetName()); ok {
+				if n, found, _ := unstructured.NestedInt64(m.Object, "spec", "replicas"); found && hpa[cluster] {
 					own = &n
 				}
+				podLabel = !c.adapter.Replicas.FixedTemplate || podLabelled(m)
 			}
-			return DesiredFor(desired, plan, cluster, own)
+			return DesiredFor(desired, plan, cluster, own, podLabel)
 		}, planned, nil
 	case c.adapter.DividesHPA:
 		fed, placed, plan, err := c.planHPA(ctx, fed, placed)
@@ -171,7 +173,7 @@ func (c *Controller) divide(ctx context.Context, fed *unstructured.Unstructured,
 			return fed, placed, same, nil, err
 		}
 		return fed, placed, func(cluster string) (*unstructured.Unstructured, string, error) {
-			return DesiredFor(desired, plan, cluster, nil)
+			return DesiredFor(desired, plan, cluster, nil, true)
 		}, nil, nil
 	}
 	return fed, placed, same, nil, nil

@@ -270,6 +270,16 @@ func (c *Controller) syncCluster(ctx context.Context, cluster string, fed, desir
 	start := time.Now()
 	out, err := c.members.Apply(ctx, cluster, c.adapter.Resource, desired, FieldManager)
 	c.countWrite(cluster, "apply", err)
+	if apierrors.IsInvalid(err) && c.adapter.Replicas != nil && c.adapter.Replicas.FixedTemplate && podLabelled(desired) {
+		// A Job the member already runs, not in our label-filtered cache:
+		// its pod template cannot change, so it goes without our pod label
+		// (and once adopted, the cache tells the next writes the same).
+		bare, _, berr := withoutPodLabel(desired)
+		if berr == nil {
+			out, err = c.members.Apply(ctx, cluster, c.adapter.Resource, bare, FieldManager)
+			c.countWrite(cluster, "apply", err)
+		}
+	}
 	if err != nil {
 		failed := ReasonUpdateFailed
 		if ev.reason == ReasonCreate {

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/planner"
 	"github.com/federation-v1/federation/pkg/replicapreferences"
 )
@@ -35,6 +36,10 @@ type ReplicaFields struct {
 	// Fixed fields are divided once and then kept, because members cannot
 	// change them (a Job's completions).
 	Fixed map[string]bool
+	// FixedTemplate says the pod template cannot change once the object
+	// exists (a Job's): a copy that a member holds without the federation's
+	// pod label (adopted, or older than the label) is sent without it.
+	FixedTemplate bool
 }
 
 // ReplicaPlan is, per divided field, the count per cluster.
@@ -223,8 +228,13 @@ func FollowHPA(in PlanInput) (*unstructured.Unstructured, *ReplicaChange) {
 // current count and is sent back unchanged: the federation follows the
 // member. (Leaving the field out instead would make server-side apply
 // reset it to the default, since the federation owned it until then.)
-func DesiredFor(desired *unstructured.Unstructured, plan ReplicaPlan, cluster string, memberReplicas *int64) (*unstructured.Unstructured, string, error) {
+// Without podLabel the pod template goes without the federation's label
+// (see ReplicaFields.FixedTemplate).
+func DesiredFor(desired *unstructured.Unstructured, plan ReplicaPlan, cluster string, memberReplicas *int64, podLabel bool) (*unstructured.Unstructured, string, error) {
 	out := desired.DeepCopy()
+	if !podLabel {
+		removePodLabel(out)
+	}
 	annotations := out.GetAnnotations()
 	delete(annotations, HashAnnotation)
 	if len(annotations) == 0 {
@@ -251,4 +261,30 @@ func DesiredFor(desired *unstructured.Unstructured, plan ReplicaPlan, cluster st
 	annotations[HashAnnotation] = hash
 	out.SetAnnotations(annotations)
 	return out, hash, nil
+}
+
+// withoutPodLabel is an object as sent to a member, without the
+// federation's pod label, and its hash.
+func withoutPodLabel(sent *unstructured.Unstructured) (*unstructured.Unstructured, string, error) {
+	return DesiredFor(sent, nil, "", nil, false)
+}
+
+// podLabelled reports whether an object's pod template carries the
+// federation's label.
+func podLabelled(obj *unstructured.Unstructured) bool {
+	_, found, _ := unstructured.NestedString(obj.Object, "spec", "template", "metadata", "labels", membercluster.FederationLabel)
+	return found
+}
+
+// removePodLabel takes the federation's label off the pod template, and
+// the label map and metadata it leaves empty.
+func removePodLabel(obj *unstructured.Unstructured) {
+	path := []string{"spec", "template", "metadata", "labels"}
+	unstructured.RemoveNestedField(obj.Object, append(path, membercluster.FederationLabel)...)
+	for len(path) > 2 {
+		if m, found, _ := unstructured.NestedMap(obj.Object, path...); found && len(m) == 0 {
+			unstructured.RemoveNestedField(obj.Object, path...)
+		}
+		path = path[:len(path)-1]
+	}
 }

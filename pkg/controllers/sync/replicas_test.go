@@ -101,11 +101,11 @@ func TestDesiredForACluster(t *testing.T) {
 	require.NoError(t, err)
 	plan := ReplicaPlan{"replicas": {"c1": 5, "c2": 4}}
 
-	d1, h1, err := DesiredFor(desired, plan, "c1", nil)
+	d1, h1, err := DesiredFor(desired, plan, "c1", nil, true)
 	require.NoError(t, err)
-	d2, h2, err := DesiredFor(desired, plan, "c2", nil)
+	d2, h2, err := DesiredFor(desired, plan, "c2", nil, true)
 	require.NoError(t, err)
-	d3, h3, err := DesiredFor(desired, plan, "c3", nil)
+	d3, h3, err := DesiredFor(desired, plan, "c3", nil, true)
 	require.NoError(t, err)
 	for d, want := range map[*unstructured.Unstructured]int64{d1: 5, d2: 4, d3: 0} {
 		n, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
@@ -117,17 +117,40 @@ func TestDesiredForACluster(t *testing.T) {
 	assert.Equal(t, "x", d1.GetAnnotations()["note"])
 	label, _, _ := unstructured.NestedString(d1.Object, "spec", "template", "metadata", "labels", "federation.kubernetes.io/federation-name")
 	assert.Equal(t, "fed", label, "pods carry the federation's label")
-	again, hAgain, err := DesiredFor(desired, plan, "c1", nil)
+	again, hAgain, err := DesiredFor(desired, plan, "c1", nil, true)
 	require.NoError(t, err)
 	assert.Equal(t, h1, hAgain)
 	assert.Equal(t, d1, again)
 
 	seven := int64(7)
-	owned, _, err := DesiredFor(desired, plan, "c1", &seven)
+	owned, _, err := DesiredFor(desired, plan, "c1", &seven, true)
 	require.NoError(t, err)
 	n, _, _ := unstructured.NestedInt64(owned.Object, "spec", "replicas")
 	assert.Equal(t, int64(7), n, "the member's HPA owns the count: the federation follows it")
 	assert.Equal(t, map[string]bool{"c1": true, "c2": true}, hpaClusters(map[string]string{HPATargetAnnotation: `{"Names":["c1","c2"]}`}))
+}
+
+func TestDesiredForAJobAMemberHoldsWithoutThePodLabel(t *testing.T) {
+	fed := workload("Job", map[string]any{"completions": int64(2), "template": map[string]any{"spec": map[string]any{}}}, nil)
+	desired, _, err := Desired(adapter("jobs"), fed, "fed")
+	require.NoError(t, err)
+	plan := ReplicaPlan{"completions": {"c1": 2}}
+	labelled, h1, err := DesiredFor(desired, plan, "c1", nil, true)
+	require.NoError(t, err)
+	assert.True(t, podLabelled(labelled))
+	bare, h2, err := DesiredFor(desired, plan, "c1", nil, false)
+	require.NoError(t, err)
+	assert.False(t, podLabelled(bare))
+	_, found, _ := unstructured.NestedMap(bare.Object, "spec", "template", "metadata")
+	assert.False(t, found, "no empty metadata left to apply")
+	assert.NotEqual(t, h1, h2, "the hash covers what is sent")
+	assert.True(t, podLabelled(desired), "the common desired object is not touched")
+	again, h3, err := withoutPodLabel(labelled)
+	require.NoError(t, err)
+	assert.Equal(t, h2, h3, "taking the label off what was sent gives what is sent without it")
+	assert.Equal(t, bare, again)
+	assert.True(t, adapter("jobs").Replicas.FixedTemplate)
+	assert.False(t, adapter("deployments").Replicas.FixedTemplate)
 }
 
 func TestPlanString(t *testing.T) {

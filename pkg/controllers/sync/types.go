@@ -33,7 +33,7 @@ var Adapters = []*Adapter{
 	{Name: "jobs", Resource: gvr("batch", "v1", "jobs"), Kind: "Job", Namespaced: true,
 		Fields: []string{"spec"}, Prune: pruneJob, Status: jobStatus, Settle: settleJob,
 		Replicas: &ReplicaFields{Annotation: replicapreferences.JobAnnotation, Fields: []string{"parallelism", "completions"},
-			Fixed: map[string]bool{"completions": true}}},
+			Fixed: map[string]bool{"completions": true}, FixedTemplate: true}},
 	{Name: "horizontalpodautoscalers", Resource: gvr("autoscaling", "v2", "horizontalpodautoscalers"), Kind: "HorizontalPodAutoscaler",
 		Namespaced: true, Fields: []string{"spec"}, Status: hpaStatus, Conditions: true, DividesHPA: true},
 }

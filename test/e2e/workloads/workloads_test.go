@@ -212,6 +212,41 @@ spec:
 		require.NoError(t, err)
 	})
 
+	t.Run("a Job a member already runs is adopted; its pod template, which cannot change, stays without the federation's label", func(t *testing.T) {
+		f := f.in(t)
+		job := `apiVersion: batch/v1
+kind: Job
+metadata: {name: adopted, namespace: e2e}
+spec:
+  completions: %d
+  parallelism: %d
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: work, image: busybox}]
+`
+		_, err := f.u.Kubectl().RunWithInput(context.Background(), fmt.Sprintf(job, 1, 1), "--context=cluster1", "apply", "-f", "-")
+		require.NoError(t, err)
+		// 3 divided over 3: cluster1's share is what it already runs.
+		f.apply(fmt.Sprintf(job, 3, 3))
+		f.waitFed("job", "adopted", `{.status.succeeded} {.status.conditions[?(@.type=="Complete")].status}`, "3 True")
+		podLabel := func(cluster string) (string, bool) {
+			obj, err := f.member(cluster).Resource(jobs).Namespace("e2e").Get(context.Background(), "adopted", metav1.GetOptions{})
+			require.NoError(t, err)
+			require.Equal(t, "fed", obj.GetLabels()["federation.kubernetes.io/federation-name"], "the federation holds the Job in %s", cluster)
+			v, found, _ := unstructured.NestedString(obj.Object, "spec", "template", "metadata", "labels", "federation.kubernetes.io/federation-name")
+			return v, found
+		}
+		_, labelled := podLabel("cluster1")
+		assert.False(t, labelled, "the adopted Job's pod template is as it was")
+		v, labelled := podLabel("cluster2")
+		assert.True(t, labelled && v == "fed", "a Job the federation created labels its pods")
+		events := f.kubectl("--context=fed", "-n", "e2e", "get", "events", "--field-selector=involvedObject.kind=Job,involvedObject.name=adopted",
+			"-o", `jsonpath={range .items[*]}{.reason}: {.message}{"\n"}{end}`)
+		assert.Contains(t, events, "AdoptInCluster")
+		assert.NotContains(t, events, "Failed", "no write was refused")
+	})
+
 	t.Run("unschedulable pods move the surplus to other clusters", func(t *testing.T) {
 		f := f.in(t)
 		f.apply(deployment("spill", 6, ""))
