@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -85,20 +84,9 @@ func (c *Controller) planReplicas(ctx context.Context, fed *unstructured.Unstruc
 	}
 	if followed != nil {
 		c.recorder.Eventf(updated, corev1.EventTypeNormal, ReasonScaledByHPA,
-			"Replicas %d (was %d): what the clusters' HPAs run (%s)", followed.To, followed.From, hpaCounts(updated, in.Members))
+			"Replicas %d (was %d): what the clusters' HPAs run (%s)", followed.To, followed.From, followed)
 	}
 	return updated, res.Plan, cond, nil
-}
-
-// hpaCounts shows what each HPA cluster runs: "cluster1=2 cluster2=3".
-func hpaCounts(fed *unstructured.Unstructured, members map[string]*unstructured.Unstructured) string {
-	hpa := hpaClusters(fed.GetAnnotations())
-	var parts []string
-	for _, cl := range slices.Sorted(maps.Keys(hpa)) {
-		n, _, _ := unstructured.NestedInt64(members[cl].Object, "spec", "replicas")
-		parts = append(parts, fmt.Sprintf("%s=%d", cl, n))
-	}
-	return strings.Join(parts, " ")
 }
 
 // recordPlan writes a changed plan into the plan annotation, with an event

@@ -178,8 +178,18 @@ func hpaClusters(annotations map[string]string) map[string]bool {
 	return out
 }
 
-// ReplicaChange is a federated workload's spec.replicas moving.
-type ReplicaChange struct{ From, To int64 }
+// ReplicaChange is a federated workload's spec.replicas moving to what
+// the HPA clusters run.
+type ReplicaChange struct {
+	From, To int64
+	// HPA is what each HPA cluster runs.
+	HPA map[string]int64
+}
+
+// String shows what each HPA cluster runs: "cluster1=2 cluster2=3".
+func (r ReplicaChange) String() string {
+	return ReplicaPlan{"replicas": r.HPA}.String()
+}
 
 // FollowHPA returns the workload with spec.replicas set to what its
 // clusters run while their own HPAs own the count: in one cluster the HPA
@@ -194,6 +204,7 @@ func FollowHPA(in PlanInput) (*unstructured.Unstructured, *ReplicaChange) {
 		return in.Fed, nil
 	}
 	var total int64
+	runs := map[string]int64{}
 	for cluster := range hpa {
 		m := in.Members[cluster]
 		if m == nil {
@@ -203,6 +214,7 @@ func FollowHPA(in PlanInput) (*unstructured.Unstructured, *ReplicaChange) {
 		if !found {
 			return in.Fed, nil
 		}
+		runs[cluster] = n
 		total += n
 	}
 	planned := parsePlan(in.Fed.GetAnnotations())["replicas"]
@@ -219,7 +231,7 @@ func FollowHPA(in PlanInput) (*unstructured.Unstructured, *ReplicaChange) {
 	if err := unstructured.SetNestedField(out.Object, total, "spec", "replicas"); err != nil {
 		return in.Fed, nil
 	}
-	return out, &ReplicaChange{From: current, To: total}
+	return out, &ReplicaChange{From: current, To: total, HPA: runs}
 }
 
 // DesiredFor returns what one cluster is sent of a divided workload: the

@@ -153,6 +153,10 @@ func TestDesiredForAJobAMemberHoldsWithoutThePodLabel(t *testing.T) {
 	assert.False(t, adapter("deployments").Replicas.FixedTemplate)
 }
 
+func TestReplicaChangeShowsWhatEachHPAClusterRuns(t *testing.T) {
+	assert.Equal(t, "cluster1=3 cluster2=2", ReplicaChange{HPA: map[string]int64{"cluster2": 2, "cluster1": 3}}.String())
+}
+
 func TestPlanString(t *testing.T) {
 	assert.Equal(t, "c1=3 c2=0", ReplicaPlan{"replicas": {"c2": 0, "c1": 3}}.String())
 	assert.Equal(t, "completions: c1=2; parallelism: c1=1", ReplicaPlan{"parallelism": {"c1": 1}, "completions": {"c1": 2}}.String())
@@ -219,7 +223,11 @@ func TestFollowHPA(t *testing.T) {
 				return
 			}
 			require.NotNil(t, change)
-			assert.Equal(t, ReplicaChange{From: 12, To: tt.want}, *change)
+			runs := map[string]int64{}
+			for c := range hpaClusters(tt.annotations) {
+				runs[c], _, _ = unstructured.NestedInt64(tt.members[c].Object, "spec", "replicas")
+			}
+			assert.Equal(t, ReplicaChange{From: 12, To: tt.want, HPA: runs}, *change)
 			original, _, _ := unstructured.NestedInt64(fed.Object, "spec", "replicas")
 			assert.EqualValues(t, 12, original, "the cached object is not touched")
 		})

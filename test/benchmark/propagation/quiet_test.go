@@ -7,10 +7,10 @@ import (
 )
 
 // A phase starts once the machine is quiet: at least quietIdle of its CPU
-// idle over a quietWindow, waiting at most quietWait. Without it each phase
-// paid for what the one before left running (the members' garbage
-// collectors and caches catching up with 10,000 writes), and the phases
-// that came later in a round were measured on a busier machine.
+// idle over a quietWindow, waiting at most quietWait, so that no phase pays
+// for what the one before left running (the members catching up with
+// 10,000 writes or deletions). At N=10 the wait is 1 to 2 s; it mattered
+// for the reference's deletion right after the limit phase's clean-up.
 const (
 	quietIdle   = 0.6
 	quietWindow = time.Second
