@@ -20,7 +20,7 @@ import (
 	"github.com/federation-v1/federation/pkg/admission/federationannotations"
 	"github.com/federation-v1/federation/pkg/admission/federationfinalizer"
 	"github.com/federation-v1/federation/pkg/apiserver"
-	"github.com/federation-v1/federation/pkg/controllers/sync"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
 // Options are the command-line options of federation-apiserver.
@@ -61,7 +61,7 @@ func NewOptions() *Options {
 	o.Etcd.StorageConfig.Codec = legacyscheme.Codecs.LegacyCodec()
 
 	federationannotations.Register(o.Admission.Plugins)
-	federationfinalizer.Register(o.Admission.Plugins, sync.FederatedResources(), sync.NeverPropagated)
+	federationfinalizer.Register(o.Admission.Plugins, federatedtypes.Resources(), federatedtypes.NeverPropagated)
 	o.Admission.RecommendedPluginOrder = append(o.Admission.RecommendedPluginOrder, federationfinalizer.PluginName, federationannotations.PluginName)
 	// The webhook and policy plugins need admissionregistration, which
 	// this server does not serve: they stay off.

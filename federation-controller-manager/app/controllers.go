@@ -11,8 +11,9 @@ import (
 
 	"github.com/federation-v1/federation/pkg/capacity"
 	"github.com/federation-v1/federation/pkg/controllers/cluster"
+	"github.com/federation-v1/federation/pkg/controllers/propagation"
 	"github.com/federation-v1/federation/pkg/controllers/servicedns"
-	fedsync "github.com/federation-v1/federation/pkg/controllers/sync"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/generated/clientset/versioned"
 	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
 	"github.com/federation-v1/federation/pkg/membercluster"
@@ -86,19 +87,19 @@ var controllers = map[string]initFunc{
 }
 
 func init() {
-	for _, a := range fedsync.Adapters {
+	for _, a := range federatedtypes.All {
 		controllers[a.Name] = syncInit(a)
 	}
 }
 
 // syncInit makes the init function of the sync controller of one type.
-func syncInit(a *fedsync.Adapter) initFunc {
+func syncInit(a *federatedtypes.Type) initFunc {
 	return func(_ context.Context, cc *ControllerContext) (func(context.Context) error, error) {
 		members, err := cc.members()
 		if err != nil {
 			return nil, err
 		}
-		c, err := fedsync.New(a, cc.FedDynamic, cc.DynamicInformers.ForResource(a.Resource), members, cc.Recorder, cc.Options.Sync)
+		c, err := propagation.New(a, cc.FedDynamic, cc.DynamicInformers.ForResource(a.Resource), members, cc.Recorder, cc.Options.Sync)
 		if err != nil {
 			return nil, err
 		}

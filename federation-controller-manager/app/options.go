@@ -14,7 +14,7 @@ import (
 
 	"github.com/federation-v1/federation/pkg/clusterhealth"
 	"github.com/federation-v1/federation/pkg/controllers/cluster"
-	fedsync "github.com/federation-v1/federation/pkg/controllers/sync"
+	"github.com/federation-v1/federation/pkg/controllers/propagation"
 	"github.com/federation-v1/federation/pkg/membercluster"
 )
 
@@ -35,7 +35,7 @@ type Options struct {
 	QPS   float32
 	Burst int
 	// Sync tunes the sync controllers of the federated types.
-	Sync fedsync.Options
+	Sync propagation.Options
 	// FederationName is the federation's name, as in its DNS names, and
 	// the value of the label on member copies of federated objects.
 	FederationName string
@@ -70,7 +70,7 @@ func NewOptions() *Options {
 		},
 		QPS:   100,
 		Burst: 200,
-		Sync: fedsync.Options{
+		Sync: propagation.Options{
 			// Per type: objects reconciled in parallel, and writes in flight
 			// per member (enough to keep its client's QPS busy: make bench).
 			Workers:       20,

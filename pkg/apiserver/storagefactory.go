@@ -18,7 +18,7 @@ import (
 	"k8s.io/kubernetes/pkg/kubeapiserver"
 
 	"github.com/federation-v1/federation/pkg/apis/federation"
-	"github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
 
 // NewStorageFactory returns the storage factory of the served resources,
@@ -36,7 +36,7 @@ func NewStorageFactory(etcd *genericoptions.EtcdOptions, version basecompatibili
 		batchv1.SchemeGroupVersion,
 		autoscalingv1.SchemeGroupVersion,
 		autoscalingv2.SchemeGroupVersion,
-		v1beta1.SchemeGroupVersion,
+		federationv1beta1.SchemeGroupVersion,
 	)
 	config := kubeapiserver.NewStorageFactoryConfigEffectiveVersion(version)
 	config.APIResourceConfig = resourceConfig

@@ -11,13 +11,15 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
 
 // systemNamespaces exist in every federation, as kube-apiserver keeps
 // "default": kubectl's default namespace and the home of events about
 // cluster-scoped objects (Clusters), and the federation's own namespace for
 // member credentials.
-var systemNamespaces = []string{metav1.NamespaceDefault, "federation-system"}
+var systemNamespaces = []string{metav1.NamespaceDefault, federationv1beta1.SystemNamespace}
 
 // systemNamespacesHook creates the system namespaces, and keeps re-creating
 // them every minute should one be deleted, like kube-apiserver's system

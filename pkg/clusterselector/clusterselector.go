@@ -11,10 +11,12 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
 
 // Annotation is the key of the cluster selector annotation.
-const Annotation = "federation.alpha.kubernetes.io/cluster-selector"
+const Annotation = federationv1beta1.ClusterSelectorAnnotation
 
 // Requirement is one element of the annotation's JSON array.
 type Requirement struct {

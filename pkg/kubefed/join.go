@@ -7,6 +7,9 @@ import (
 	"io"
 	"time"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,10 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
-
-	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/membercluster"
-	"github.com/federation-v1/federation/pkg/poll"
 )
 
 // tokenTimeout bounds the wait for the member to fill the account's token.
@@ -79,11 +78,11 @@ func (o *joinOptions) run(ctx context.Context, out io.Writer) error {
 	}
 
 	access := newMemberAccess(o.federation)
-	cluster := &fedv1.Cluster{
+	cluster := &federationv1beta1.Cluster{
 		TypeMeta:   typeMeta("federation/v1beta1", "Cluster"),
 		ObjectMeta: metav1.ObjectMeta{Name: o.cluster},
-		Spec: fedv1.ClusterSpec{
-			ServerAddressByClientCIDRs: []fedv1.ServerAddressByClientCIDR{{ClientCIDR: "0.0.0.0/0", ServerAddress: memberCfg.Host}},
+		Spec: federationv1beta1.ClusterSpec{
+			ServerAddressByClientCIDRs: []federationv1beta1.ServerAddressByClientCIDR{{ClientCIDR: "0.0.0.0/0", ServerAddress: memberCfg.Host}},
 		},
 	}
 	if o.dryRun {
@@ -174,7 +173,7 @@ func createMemberAccess(ctx context.Context, member kubernetes.Interface, a *mem
 }
 
 // registerCluster stores the credentials in the federation and creates the Cluster.
-func registerCluster(ctx context.Context, fed *federationClients, cluster *fedv1.Cluster, token, ca []byte, undo *rollback) error {
+func registerCluster(ctx context.Context, fed *federationClients, cluster *federationv1beta1.Cluster, token, ca []byte, undo *rollback) error {
 	secrets := fed.kube.CoreV1().Secrets(membercluster.SecretNamespace)
 	secret, err := secrets.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: cluster.Name + "-", Namespace: membercluster.SecretNamespace},

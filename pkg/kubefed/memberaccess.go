@@ -5,11 +5,12 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/membercluster"
 )
 
 // federationLabel marks the member-side objects of a federation's access.
-const federationLabel = "federation.kubernetes.io/federation-name"
+const federationLabel = federationv1beta1.FederationLabel
 
 // memberAccess are the objects join creates in a member so that the
 // federation can manage it: an account, only the rights the federated types

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/freeport"
 	"github.com/federation-v1/federation/pkg/httpprobe"
 	"github.com/federation-v1/federation/pkg/localprocess"
@@ -24,7 +25,7 @@ import (
 
 // SystemNamespace holds the federation's own objects (member credentials);
 // it is never propagated.
-const SystemNamespace = "federation-system"
+const SystemNamespace = federationv1beta1.SystemNamespace
 
 // Program names of the plane.
 const (

@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
 
 // Keys of a member's credentials Secret in the federation-system namespace:
@@ -34,7 +34,7 @@ const (
 
 // ServerAddress picks the member's address for this control plane: the entry
 // for every client (0.0.0.0/0 or ::/0) when there is one, else the first.
-func ServerAddress(cluster *fedv1.Cluster) (string, error) {
+func ServerAddress(cluster *federationv1beta1.Cluster) (string, error) {
 	entries := cluster.Spec.ServerAddressByClientCIDRs
 	for _, e := range entries {
 		if e.ClientCIDR == "0.0.0.0/0" || e.ClientCIDR == "::/0" {
@@ -50,7 +50,7 @@ func ServerAddress(cluster *fedv1.Cluster) (string, error) {
 // RESTConfig builds the configuration to reach cluster with the credentials
 // in secret. The server always comes from the Cluster, so that editing its
 // spec moves the federation to another address.
-func RESTConfig(cluster *fedv1.Cluster, secret *corev1.Secret) (*rest.Config, error) {
+func RESTConfig(cluster *federationv1beta1.Cluster, secret *corev1.Secret) (*rest.Config, error) {
 	server, err := ServerAddress(cluster)
 	if err != nil {
 		return nil, err
@@ -77,4 +77,4 @@ func RESTConfig(cluster *fedv1.Cluster, secret *corev1.Secret) (*rest.Config, er
 }
 
 // SecretNamespace holds the members' credentials Secrets in the federation.
-const SecretNamespace = "federation-system"
+const SecretNamespace = federationv1beta1.SystemNamespace

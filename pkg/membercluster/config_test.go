@@ -8,22 +8,22 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
 
-func cluster(addrs ...fedv1.ServerAddressByClientCIDR) *fedv1.Cluster {
-	return &fedv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c1"}, Spec: fedv1.ClusterSpec{ServerAddressByClientCIDRs: addrs}}
+func cluster(addrs ...federationv1beta1.ServerAddressByClientCIDR) *federationv1beta1.Cluster {
+	return &federationv1beta1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c1"}, Spec: federationv1beta1.ClusterSpec{ServerAddressByClientCIDRs: addrs}}
 }
 
 func TestServerAddress(t *testing.T) {
 	got, err := ServerAddress(cluster(
-		fedv1.ServerAddressByClientCIDR{ClientCIDR: "10.0.0.0/8", ServerAddress: "https://10.0.0.1"},
-		fedv1.ServerAddressByClientCIDR{ClientCIDR: "0.0.0.0/0", ServerAddress: "https://public:6443"},
+		federationv1beta1.ServerAddressByClientCIDR{ClientCIDR: "10.0.0.0/8", ServerAddress: "https://10.0.0.1"},
+		federationv1beta1.ServerAddressByClientCIDR{ClientCIDR: "0.0.0.0/0", ServerAddress: "https://public:6443"},
 	))
 	require.NoError(t, err)
 	assert.Equal(t, "https://public:6443", got, "the entry for every client wins")
 
-	got, err = ServerAddress(cluster(fedv1.ServerAddressByClientCIDR{ClientCIDR: "10.0.0.0/8", ServerAddress: "https://10.0.0.1"}))
+	got, err = ServerAddress(cluster(federationv1beta1.ServerAddressByClientCIDR{ClientCIDR: "10.0.0.0/8", ServerAddress: "https://10.0.0.1"}))
 	require.NoError(t, err)
 	assert.Equal(t, "https://10.0.0.1", got)
 
@@ -32,7 +32,7 @@ func TestServerAddress(t *testing.T) {
 }
 
 func TestRESTConfig(t *testing.T) {
-	c := cluster(fedv1.ServerAddressByClientCIDR{ClientCIDR: "0.0.0.0/0", ServerAddress: "https://127.0.0.1:6443"})
+	c := cluster(federationv1beta1.ServerAddressByClientCIDR{ClientCIDR: "0.0.0.0/0", ServerAddress: "https://127.0.0.1:6443"})
 	secret := func(data map[string]string) *corev1.Secret {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "federation-system", Name: "c1-abcde"}, Data: map[string][]byte{}}
 		for k, v := range data {

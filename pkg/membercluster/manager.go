@@ -8,6 +8,10 @@ import (
 	"sync"
 	"time"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
+	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/queueworker"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,16 +30,11 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
-
-	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
-	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/queueworker"
 )
 
 // FederationLabel marks the member-side objects a federation put there; its
 // value is the federation's name. Member caches watch only objects with it.
-const FederationLabel = "federation.kubernetes.io/federation-name"
+const FederationLabel = federationv1beta1.FederationLabel
 
 // NamespacesResource is watched in every member, so that namespaced types can
 // tell where their namespace already is.
@@ -61,7 +60,7 @@ type Manager struct {
 	synced     []cache.InformerSynced
 	queue      workqueue.TypedRateLimitingInterface[string]
 	// newClient makes a member's clients; tests replace it.
-	newClient func(cluster *fedv1.Cluster, secret *corev1.Secret) (*Clients, error)
+	newClient func(cluster *federationv1beta1.Cluster, secret *corev1.Secret) (*Clients, error)
 
 	mu        sync.RWMutex
 	resources []schema.GroupVersionResource
@@ -244,7 +243,7 @@ func (m *Manager) remove(name string, mem *member) {
 	m.mu.Unlock()
 }
 
-func (m *Manager) secret(cluster *fedv1.Cluster) (*corev1.Secret, error) {
+func (m *Manager) secret(cluster *federationv1beta1.Cluster) (*corev1.Secret, error) {
 	if cluster.Spec.SecretRef == nil || cluster.Spec.SecretRef.Name == "" {
 		return nil, fmt.Errorf("cluster %s: spec.secretRef names no credentials Secret", cluster.Name)
 	}
@@ -275,10 +274,10 @@ func (m *Manager) notifyClusters() {
 
 // Clusters returns, sorted by name, the Ready clusters whose namespaces
 // cache has synced: the clusters objects can be placed in now.
-func (m *Manager) Clusters() []*fedv1.Cluster {
+func (m *Manager) Clusters() []*federationv1beta1.Cluster {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	var out []*fedv1.Cluster
+	var out []*federationv1beta1.Cluster
 	for name, mem := range m.members {
 		if c, ok := m.usable(name, mem); ok {
 			out = append(out, c)
@@ -300,7 +299,7 @@ func (m *Manager) Usable(cluster string) bool {
 
 // usable returns the Cluster of a member that is Ready and whose
 // namespaces cache has synced.
-func (m *Manager) usable(name string, mem *member) (*fedv1.Cluster, bool) {
+func (m *Manager) usable(name string, mem *member) (*federationv1beta1.Cluster, bool) {
 	if mem == nil || !mem.hasSynced() {
 		return nil, false
 	}
@@ -309,7 +308,7 @@ func (m *Manager) usable(name string, mem *member) (*fedv1.Cluster, bool) {
 }
 
 // AllClusters returns every registered cluster, usable or not.
-func (m *Manager) AllClusters() ([]*fedv1.Cluster, error) {
+func (m *Manager) AllClusters() ([]*federationv1beta1.Cluster, error) {
 	return m.clusters.List(labels.Everything())
 }
 
@@ -385,18 +384,11 @@ func (m *Manager) Apply(ctx context.Context, cluster string, gvr schema.GroupVer
 }
 
 // IsReady reports whether the cluster's Ready condition is True.
-func IsReady(c *fedv1.Cluster) bool {
-	for _, cond := range c.Status.Conditions {
-		if cond.Type == fedv1.ClusterReady {
-			return cond.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
+func IsReady(c *federationv1beta1.Cluster) bool { return federationv1beta1.IsClusterReady(c) }
 
 // identityOf changes when a member's address or credentials do: its
 // client and caches are then made again.
-func identityOf(cluster *fedv1.Cluster, secret *corev1.Secret) (string, error) {
+func identityOf(cluster *federationv1beta1.Cluster, secret *corev1.Secret) (string, error) {
 	server, err := ServerAddress(cluster)
 	if err != nil {
 		return "", err
@@ -412,7 +404,7 @@ type Clients struct {
 }
 
 // newClients builds a member's clients.
-func newClients(cluster *fedv1.Cluster, secret *corev1.Secret) (*Clients, error) {
+func newClients(cluster *federationv1beta1.Cluster, secret *corev1.Secret) (*Clients, error) {
 	cfg, err := RESTConfig(cluster, secret)
 	if err != nil {
 		return nil, err

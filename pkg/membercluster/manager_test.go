@@ -6,6 +6,10 @@ import (
 	"testing"
 	"time"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	fedfake "github.com/federation-v1/federation/pkg/generated/clientset/versioned/fake"
+	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
+	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -17,11 +21,6 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
-
-	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	fedfake "github.com/federation-v1/federation/pkg/generated/clientset/versioned/fake"
-	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
-	"github.com/federation-v1/federation/pkg/poll"
 )
 
 // countingHandler counts what the manager tells it.
@@ -32,14 +31,14 @@ func (h *countingHandler) MemberChanged(string, schema.GroupVersionResource, *un
 }
 func (h *countingHandler) ClustersChanged() { h.clusters.Add(1) }
 
-func readyCluster(name string, ready corev1.ConditionStatus, labels map[string]string) *fedv1.Cluster {
-	return &fedv1.Cluster{
+func readyCluster(name string, ready corev1.ConditionStatus, labels map[string]string) *federationv1beta1.Cluster {
+	return &federationv1beta1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		Spec: fedv1.ClusterSpec{
-			ServerAddressByClientCIDRs: []fedv1.ServerAddressByClientCIDR{{ClientCIDR: "0.0.0.0/0", ServerAddress: "https://" + name}},
+		Spec: federationv1beta1.ClusterSpec{
+			ServerAddressByClientCIDRs: []federationv1beta1.ServerAddressByClientCIDR{{ClientCIDR: "0.0.0.0/0", ServerAddress: "https://" + name}},
 			SecretRef:                  &corev1.LocalObjectReference{Name: name},
 		},
-		Status: fedv1.ClusterStatus{Conditions: []fedv1.ClusterCondition{{Type: fedv1.ClusterReady, Status: ready}}},
+		Status: federationv1beta1.ClusterStatus{Conditions: []federationv1beta1.ClusterCondition{{Type: federationv1beta1.ClusterReady, Status: ready}}},
 	}
 }
 
@@ -75,7 +74,7 @@ func TestManagerFollowsClusterHealth(t *testing.T) {
 	require.NoError(t, metav1.AddMetaToScheme(scheme))
 	memberMetadata := metadatafake.NewSimpleMetadataClient(scheme, secret)
 	made := map[string]int{}
-	m.newClient = func(c *fedv1.Cluster, _ *corev1.Secret) (*Clients, error) {
+	m.newClient = func(c *federationv1beta1.Cluster, _ *corev1.Secret) (*Clients, error) {
 		made[c.Name]++
 		return &Clients{Dynamic: member, Metadata: memberMetadata}, nil
 	}

@@ -11,17 +11,18 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/planner"
 )
 
 // The annotation keys, per kind.
 const (
 	// ReplicaSetAnnotation holds the preferences of a ReplicaSet.
-	ReplicaSetAnnotation = "federation.kubernetes.io/replica-set-preferences"
+	ReplicaSetAnnotation = federationv1beta1.ReplicaSetPreferencesAnnotation
 	// DeploymentAnnotation holds the preferences of a Deployment.
-	DeploymentAnnotation = "federation.kubernetes.io/deployment-preferences"
+	DeploymentAnnotation = federationv1beta1.DeploymentPreferencesAnnotation
 	// JobAnnotation holds the preferences of a Job (for parallelism and completions).
-	JobAnnotation = "federation.kubernetes.io/job-preferences"
+	JobAnnotation = federationv1beta1.JobPreferencesAnnotation
 )
 
 // AllClusters is the cluster name whose preferences apply to every cluster

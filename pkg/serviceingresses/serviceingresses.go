@@ -11,10 +11,12 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
 
 // Annotation is the annotation's key. It never travels to members.
-const Annotation = "federation.kubernetes.io/service-ingresses"
+const Annotation = federationv1beta1.ServiceIngressesAnnotation
 
 // ClusterIngress is one cluster's entry.
 type ClusterIngress struct {

@@ -10,6 +10,13 @@ import (
 	"sync"
 	"time"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/clusterhealth"
+	"github.com/federation-v1/federation/pkg/generated/clientset/versioned"
+	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
+	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/queueworker"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,14 +30,6 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
-
-	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/clusterhealth"
-	"github.com/federation-v1/federation/pkg/generated/clientset/versioned"
-	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
-	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/membercluster"
-	"github.com/federation-v1/federation/pkg/queueworker"
 )
 
 // Name is the controller's name in --controllers.
@@ -89,7 +88,7 @@ func New(client versioned.Interface, clusters fedinformers.ClusterInformer, secr
 		UpdateFunc: func(old, obj any) {
 			// Our own status writes come back as updates: only a changed
 			// spec (say a new address or secret) needs a probe now.
-			o, n := old.(*fedv1.Cluster), obj.(*fedv1.Cluster)
+			o, n := old.(*federationv1beta1.Cluster), obj.(*federationv1beta1.Cluster)
 			if !equality.Semantic.DeepEqual(o.Spec, n.Spec) {
 				c.enqueue(obj)
 			}
@@ -204,7 +203,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 }
 
 // observe probes the cluster, or explains why it cannot.
-func (c *Controller) observe(ctx context.Context, cluster *fedv1.Cluster) clusterhealth.Observation {
+func (c *Controller) observe(ctx context.Context, cluster *federationv1beta1.Cluster) clusterhealth.Observation {
 	start := time.Now()
 	defer func() {
 		clusterMetrics.probeDuration.WithLabelValues(cluster.Name).Observe(time.Since(start).Seconds())
@@ -223,7 +222,7 @@ func (c *Controller) observe(ctx context.Context, cluster *fedv1.Cluster) cluste
 	return clusterhealth.Probe(ctx, cfg, c.opts.Timeout)
 }
 
-func (c *Controller) recordTransition(ctx context.Context, cluster *fedv1.Cluster, from, to clusterhealth.Verdict, obs clusterhealth.Observation) {
+func (c *Controller) recordTransition(ctx context.Context, cluster *federationv1beta1.Cluster, from, to clusterhealth.Verdict, obs clusterhealth.Observation) {
 	reason, kind := "Cluster"+string(to), corev1.EventTypeWarning
 	if to == clusterhealth.Ready {
 		kind = corev1.EventTypeNormal

@@ -4,11 +4,10 @@ import (
 	"slices"
 	"time"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/clusterhealth"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/clusterhealth"
 )
 
 // Condition reasons.
@@ -27,9 +26,9 @@ const heartbeat = time.Minute
 // desiredStatus returns the status for verdict, given the previous status and
 // the latest observation, and whether it differs enough from prev to be
 // written. Transition times move only when a condition's status changes.
-func desiredStatus(prev fedv1.ClusterStatus, verdict clusterhealth.Verdict, obs clusterhealth.Observation, now time.Time) (fedv1.ClusterStatus, bool) {
-	ready := fedv1.ClusterCondition{Type: fedv1.ClusterReady}
-	offline := fedv1.ClusterCondition{Type: fedv1.ClusterOffline, Status: corev1.ConditionFalse, Reason: ReasonReachable}
+func desiredStatus(prev federationv1beta1.ClusterStatus, verdict clusterhealth.Verdict, obs clusterhealth.Observation, now time.Time) (federationv1beta1.ClusterStatus, bool) {
+	ready := federationv1beta1.ClusterCondition{Type: federationv1beta1.ClusterReady}
+	offline := federationv1beta1.ClusterCondition{Type: federationv1beta1.ClusterOffline, Status: corev1.ConditionFalse, Reason: ReasonReachable}
 	switch verdict {
 	case clusterhealth.Ready:
 		ready.Status, ready.Reason, ready.Message = corev1.ConditionTrue, ReasonReady, "/readyz responded with ok"
@@ -41,17 +40,17 @@ func desiredStatus(prev fedv1.ClusterStatus, verdict clusterhealth.Verdict, obs 
 	}
 	if clusterhealth.VerdictOf(obs) == verdict && verdict != clusterhealth.Ready {
 		ready.Message, offline.Message = obs.Message, obs.Message
-	} else if old := findCondition(prev.Conditions, fedv1.ClusterReady); old != nil && old.Status == ready.Status && verdict != clusterhealth.Ready {
+	} else if old := findCondition(prev.Conditions, federationv1beta1.ClusterReady); old != nil && old.Status == ready.Status && verdict != clusterhealth.Ready {
 		// Still within the threshold: keep what was said when the verdict was made.
 		ready.Message, offline.Message = old.Message, old.Message
 	}
 
-	next := fedv1.ClusterStatus{Zones: prev.Zones, Region: prev.Region}
+	next := federationv1beta1.ClusterStatus{Zones: prev.Zones, Region: prev.Region}
 	if obs.Healthy && obs.Message == "" {
 		next.Zones, next.Region = obs.Zones, obs.Region
 	}
 	changed := !slices.Equal(next.Zones, prev.Zones) || next.Region != prev.Region
-	for _, c := range []fedv1.ClusterCondition{ready, offline} {
+	for _, c := range []federationv1beta1.ClusterCondition{ready, offline} {
 		c.LastProbeTime = metav1.NewTime(now)
 		c.LastTransitionTime = metav1.NewTime(now)
 		if old := findCondition(prev.Conditions, c.Type); old != nil {
@@ -69,7 +68,7 @@ func desiredStatus(prev fedv1.ClusterStatus, verdict clusterhealth.Verdict, obs 
 	return next, changed
 }
 
-func findCondition(conditions []fedv1.ClusterCondition, t fedv1.ClusterConditionType) *fedv1.ClusterCondition {
+func findCondition(conditions []federationv1beta1.ClusterCondition, t federationv1beta1.ClusterConditionType) *federationv1beta1.ClusterCondition {
 	for i := range conditions {
 		if conditions[i].Type == t {
 			return &conditions[i]

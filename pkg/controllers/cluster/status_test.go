@@ -4,11 +4,10 @@ import (
 	"testing"
 	"time"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/clusterhealth"
 	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
-
-	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/clusterhealth"
 )
 
 var (
@@ -18,8 +17,8 @@ var (
 	sick    = clusterhealth.Observation{Reachable: true, Message: "/readyz answered 500: etcd failed"}
 )
 
-func conditionsOf(s fedv1.ClusterStatus) map[fedv1.ClusterConditionType]fedv1.ClusterCondition {
-	out := map[fedv1.ClusterConditionType]fedv1.ClusterCondition{}
+func conditionsOf(s federationv1beta1.ClusterStatus) map[federationv1beta1.ClusterConditionType]federationv1beta1.ClusterCondition {
+	out := map[federationv1beta1.ClusterConditionType]federationv1beta1.ClusterCondition{}
 	for _, c := range s.Conditions {
 		out[c.Type] = c
 	}
@@ -39,27 +38,27 @@ func TestDesiredStatusPerVerdict(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.verdict), func(t *testing.T) {
-			got, changed := desiredStatus(fedv1.ClusterStatus{}, tt.verdict, tt.obs, t0)
+			got, changed := desiredStatus(federationv1beta1.ClusterStatus{}, tt.verdict, tt.obs, t0)
 			assert.True(t, changed)
 			c := conditionsOf(got)
-			assert.Equal(t, tt.ready, c[fedv1.ClusterReady].Status)
-			assert.Equal(t, tt.reason, c[fedv1.ClusterReady].Reason)
-			assert.Equal(t, tt.offine, c[fedv1.ClusterOffline].Status)
+			assert.Equal(t, tt.ready, c[federationv1beta1.ClusterReady].Status)
+			assert.Equal(t, tt.reason, c[federationv1beta1.ClusterReady].Reason)
+			assert.Equal(t, tt.offine, c[federationv1beta1.ClusterOffline].Status)
 			if tt.verdict != clusterhealth.Ready {
-				assert.Equal(t, tt.obs.Message, c[fedv1.ClusterReady].Message)
+				assert.Equal(t, tt.obs.Message, c[federationv1beta1.ClusterReady].Message)
 			}
 		})
 	}
 }
 
 func TestDesiredStatusKeepsTransitionTimesAndSkipsNoOpWrites(t *testing.T) {
-	first, _ := desiredStatus(fedv1.ClusterStatus{}, clusterhealth.Ready, healthy, t0)
+	first, _ := desiredStatus(federationv1beta1.ClusterStatus{}, clusterhealth.Ready, healthy, t0)
 	assert.Equal(t, []string{"z1", "z2"}, first.Zones)
 	assert.Equal(t, "r1", first.Region)
 
 	same, changed := desiredStatus(first, clusterhealth.Ready, healthy, t0.Add(10*time.Second))
 	assert.False(t, changed, "nothing changed: no write")
-	assert.Equal(t, t0, conditionsOf(same)[fedv1.ClusterReady].LastTransitionTime.Time)
+	assert.Equal(t, t0, conditionsOf(same)[federationv1beta1.ClusterReady].LastTransitionTime.Time)
 
 	_, changed = desiredStatus(first, clusterhealth.Ready, healthy, t0.Add(heartbeat))
 	assert.True(t, changed, "a heartbeat write after a minute")
@@ -72,14 +71,14 @@ func TestDesiredStatusKeepsTransitionTimesAndSkipsNoOpWrites(t *testing.T) {
 	offline, changed := desiredStatus(first, clusterhealth.Offline, down, t0.Add(20*time.Second))
 	assert.True(t, changed)
 	c := conditionsOf(offline)
-	assert.Equal(t, t0.Add(20*time.Second), c[fedv1.ClusterReady].LastTransitionTime.Time)
+	assert.Equal(t, t0.Add(20*time.Second), c[federationv1beta1.ClusterReady].LastTransitionTime.Time)
 	assert.Equal(t, []string{"z1", "z2"}, offline.Zones, "zones are kept while the cluster cannot be read")
 }
 
 func TestDesiredStatusWithinThresholdKeepsTheVerdict(t *testing.T) {
-	first, _ := desiredStatus(fedv1.ClusterStatus{}, clusterhealth.Ready, healthy, t0)
+	first, _ := desiredStatus(federationv1beta1.ClusterStatus{}, clusterhealth.Ready, healthy, t0)
 	// One lost probe: the tracker still says Ready.
 	got, changed := desiredStatus(first, clusterhealth.Ready, down, t0.Add(10*time.Second))
 	assert.False(t, changed)
-	assert.Equal(t, corev1.ConditionTrue, conditionsOf(got)[fedv1.ClusterReady].Status)
+	assert.Equal(t, corev1.ConditionTrue, conditionsOf(got)[federationv1beta1.ClusterReady].Status)
 }

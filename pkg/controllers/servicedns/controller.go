@@ -13,6 +13,13 @@ import (
 	"strings"
 	"time"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/dnsprovider"
+	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
+	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/queueworker"
+	"github.com/federation-v1/federation/pkg/servicedns"
+	"github.com/federation-v1/federation/pkg/serviceingresses"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
@@ -24,14 +31,6 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
-
-	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/dnsprovider"
-	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
-	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/queueworker"
-	"github.com/federation-v1/federation/pkg/servicedns"
-	"github.com/federation-v1/federation/pkg/serviceingresses"
 )
 
 // Name is the controller's name in --controllers.
@@ -85,8 +84,10 @@ func New(zone dnsprovider.Zone, services coreinformers.ServiceInformer, clusters
 	}
 	// A cluster's health, zones or region change the names of every Service.
 	if _, err := clusters.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { c.enqueueAll() },
-		UpdateFunc: func(old, obj any) { c.clusterChanged(old.(*fedv1.Cluster), obj.(*fedv1.Cluster)) },
+		AddFunc: func(any) { c.enqueueAll() },
+		UpdateFunc: func(old, obj any) {
+			c.clusterChanged(old.(*federationv1beta1.Cluster), obj.(*federationv1beta1.Cluster))
+		},
 		DeleteFunc: func(any) { c.enqueueAll() },
 	}); err != nil {
 		return nil, err
@@ -113,19 +114,10 @@ func (c *Controller) enqueueAll() {
 }
 
 // clusterChanged ignores the heartbeat writes of the cluster controller.
-func (c *Controller) clusterChanged(old, cur *fedv1.Cluster) {
-	if ready(old) != ready(cur) || old.Status.Region != cur.Status.Region || fmt.Sprint(old.Status.Zones) != fmt.Sprint(cur.Status.Zones) {
+func (c *Controller) clusterChanged(old, cur *federationv1beta1.Cluster) {
+	if federationv1beta1.IsClusterReady(old) != federationv1beta1.IsClusterReady(cur) || old.Status.Region != cur.Status.Region || fmt.Sprint(old.Status.Zones) != fmt.Sprint(cur.Status.Zones) {
 		c.enqueueAll()
 	}
-}
-
-func ready(c *fedv1.Cluster) bool {
-	for _, cond := range c.Status.Conditions {
-		if cond.Type == fedv1.ClusterReady {
-			return cond.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // Run syncs Services until ctx ends.
@@ -211,7 +203,7 @@ func (c *Controller) clustersOf(svc *corev1.Service) ([]servicedns.Cluster, erro
 		entry, listed := byCluster[cluster.Name]
 		dc := servicedns.Cluster{
 			Name:              cluster.Name,
-			Ready:             ready(cluster),
+			Ready:             federationv1beta1.IsClusterReady(cluster),
 			Zones:             cluster.Status.Zones,
 			Region:            cluster.Status.Region,
 			HasReadyEndpoints: listed && entry.Items != nil,

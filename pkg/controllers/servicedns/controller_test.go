@@ -7,6 +7,13 @@ import (
 	"testing"
 	"time"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/dnsprovider"
+	dnsfake "github.com/federation-v1/federation/pkg/dnsprovider/fake"
+	fedfake "github.com/federation-v1/federation/pkg/generated/clientset/versioned/fake"
+	fedinformerfactory "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
+	"github.com/federation-v1/federation/pkg/servicedns"
+	"github.com/federation-v1/federation/pkg/serviceingresses"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -14,25 +21,17 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
-
-	fedv1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/dnsprovider"
-	dnsfake "github.com/federation-v1/federation/pkg/dnsprovider/fake"
-	fedfake "github.com/federation-v1/federation/pkg/generated/clientset/versioned/fake"
-	fedinformerfactory "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
-	"github.com/federation-v1/federation/pkg/servicedns"
-	"github.com/federation-v1/federation/pkg/serviceingresses"
 )
 
-func cluster(name, region, zone string, isReady bool) *fedv1.Cluster {
+func cluster(name, region, zone string, isReady bool) *federationv1beta1.Cluster {
 	status := corev1.ConditionTrue
 	if !isReady {
 		status = corev1.ConditionFalse
 	}
-	return &fedv1.Cluster{
+	return &federationv1beta1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Status: fedv1.ClusterStatus{
-			Conditions: []fedv1.ClusterCondition{{Type: fedv1.ClusterReady, Status: status}},
+		Status: federationv1beta1.ClusterStatus{
+			Conditions: []federationv1beta1.ClusterCondition{{Type: federationv1beta1.ClusterReady, Status: status}},
 			Zones:      []string{zone}, Region: region,
 		},
 	}
@@ -55,7 +54,7 @@ type fixture struct {
 	services kubeinformers.SharedInformerFactory
 }
 
-func newFixture(t *testing.T, clusters []*fedv1.Cluster, services ...*corev1.Service) *fixture {
+func newFixture(t *testing.T, clusters []*federationv1beta1.Cluster, services ...*corev1.Service) *fixture {
 	kube := kubeinformers.NewSharedInformerFactory(kubefake.NewClientset(), 0)
 	fed := fedinformerfactory.NewSharedInformerFactory(fedfake.NewSimpleClientset(), 0)
 	for _, c := range clusters {
@@ -87,7 +86,7 @@ func (f *fixture) records(t *testing.T) map[string]string {
 	return out
 }
 
-var threeClusters = []*fedv1.Cluster{
+var threeClusters = []*federationv1beta1.Cluster{
 	cluster("c1", "us-east1", "us-east1-b", true),
 	cluster("c2", "us-east1", "us-east1-c", true),
 	cluster("c3", "europe-west1", "europe-west1-b", true),
@@ -113,7 +112,7 @@ func TestRecordsOfAHealthyService(t *testing.T) {
 }
 
 func TestUnhealthyClustersFallBackByCNAME(t *testing.T) {
-	clusters := []*fedv1.Cluster{
+	clusters := []*federationv1beta1.Cluster{
 		cluster("c1", "us-east1", "us-east1-b", true),
 		cluster("c2", "us-east1", "us-east1-c", true),
 		cluster("c3", "europe-west1", "europe-west1-b", false), // NotReady
@@ -132,7 +131,7 @@ func TestUnhealthyClustersFallBackByCNAME(t *testing.T) {
 // The sync controller leaves a cluster that is no longer Ready out of the
 // annotation: its zone must still fall back by CNAME, not disappear.
 func TestAClusterMissingFromTheAnnotationFallsBackByCNAME(t *testing.T) {
-	clusters := []*fedv1.Cluster{
+	clusters := []*federationv1beta1.Cluster{
 		cluster("c1", "us-east1", "us-east1-b", false), // Offline, so not listed
 		cluster("c2", "us-east1", "us-east1-c", true),
 		cluster("c3", "europe-west1", "europe-west1-b", true),

@@ -5,11 +5,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
-	"github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
 
 // Install registers the federation group and its only version, v1beta1, in scheme.
 func Install(scheme *runtime.Scheme) {
-	utilruntime.Must(v1beta1.AddToScheme(scheme))
-	utilruntime.Must(scheme.SetVersionPriority(v1beta1.SchemeGroupVersion))
+	utilruntime.Must(federationv1beta1.AddToScheme(scheme))
+	utilruntime.Must(scheme.SetVersionPriority(federationv1beta1.SchemeGroupVersion))
 }

@@ -7,25 +7,25 @@ import (
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
 
 // ValidateCluster validates a new Cluster: its metadata (the name is a
 // DNS-1035 label) and its spec.
-func ValidateCluster(cluster *v1beta1.Cluster) field.ErrorList {
+func ValidateCluster(cluster *federationv1beta1.Cluster) field.ErrorList {
 	allErrs := apimachineryvalidation.ValidateObjectMeta(&cluster.ObjectMeta, false, apimachineryvalidation.NameIsDNS1035Label, field.NewPath("metadata"))
 	return append(allErrs, ValidateClusterSpec(&cluster.Spec, field.NewPath("spec"))...)
 }
 
 // ValidateClusterUpdate validates an update of a Cluster. Unlike v1, the
 // spec is validated on update too.
-func ValidateClusterUpdate(cluster, old *v1beta1.Cluster) field.ErrorList {
+func ValidateClusterUpdate(cluster, old *federationv1beta1.Cluster) field.ErrorList {
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&cluster.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	return append(allErrs, ValidateClusterSpec(&cluster.Spec, field.NewPath("spec"))...)
 }
 
 // ValidateClusterStatusUpdate validates an update of a Cluster's status.
-func ValidateClusterStatusUpdate(cluster, old *v1beta1.Cluster) field.ErrorList {
+func ValidateClusterStatusUpdate(cluster, old *federationv1beta1.Cluster) field.ErrorList {
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&cluster.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	return append(allErrs, ValidateClusterStatus(&cluster.Status, field.NewPath("status"))...)
 }
@@ -33,7 +33,7 @@ func ValidateClusterStatusUpdate(cluster, old *v1beta1.Cluster) field.ErrorList 
 // ValidateClusterSpec requires at least one server address, each with a
 // client CIDR that parses and a server address, and a valid Secret name
 // when a secretRef is given.
-func ValidateClusterSpec(spec *v1beta1.ClusterSpec, fldPath *field.Path) field.ErrorList {
+func ValidateClusterSpec(spec *federationv1beta1.ClusterSpec, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	addrPath := fldPath.Child("serverAddressByClientCIDRs")
 	if len(spec.ServerAddressByClientCIDRs) == 0 {
@@ -65,9 +65,9 @@ func ValidateClusterSpec(spec *v1beta1.ClusterSpec, fldPath *field.Path) field.E
 
 // ValidateClusterStatus checks that each condition has a type and a status
 // of True, False or Unknown.
-func ValidateClusterStatus(status *v1beta1.ClusterStatus, fldPath *field.Path) field.ErrorList {
+func ValidateClusterStatus(status *federationv1beta1.ClusterStatus, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
-	seen := map[v1beta1.ClusterConditionType]bool{}
+	seen := map[federationv1beta1.ClusterConditionType]bool{}
 	for i, cond := range status.Conditions {
 		idxPath := fldPath.Child("conditions").Index(i)
 		if cond.Type == "" {

@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/apis/federation/validation"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -16,9 +18,6 @@ import (
 	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/names"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-
-	"github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/apis/federation/validation"
 )
 
 // strategy implements create, update and delete behaviour for Clusters.
@@ -44,15 +43,15 @@ func (strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 
 // PrepareForCreate clears the status: only the cluster controller sets it.
 func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	cluster := obj.(*v1beta1.Cluster)
-	cluster.Status = v1beta1.ClusterStatus{}
+	cluster := obj.(*federationv1beta1.Cluster)
+	cluster.Status = federationv1beta1.ClusterStatus{}
 	cluster.Generation = 1
 }
 
 // PrepareForUpdate keeps the stored status and bumps the generation when
 // the spec changes.
 func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	cluster, oldCluster := obj.(*v1beta1.Cluster), old.(*v1beta1.Cluster)
+	cluster, oldCluster := obj.(*federationv1beta1.Cluster), old.(*federationv1beta1.Cluster)
 	cluster.Status = oldCluster.Status
 	if !equality.Semantic.DeepEqual(cluster.Spec, oldCluster.Spec) {
 		cluster.Generation = oldCluster.Generation + 1
@@ -61,7 +60,7 @@ func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 
 // Validate validates a new Cluster.
 func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return validation.ValidateCluster(obj.(*v1beta1.Cluster))
+	return validation.ValidateCluster(obj.(*federationv1beta1.Cluster))
 }
 
 // WarningsOnCreate returns no warnings.
@@ -78,7 +77,7 @@ func (strategy) AllowUnconditionalUpdate() bool { return true }
 
 // ValidateUpdate validates the updated Cluster, spec included.
 func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	return validation.ValidateClusterUpdate(obj.(*v1beta1.Cluster), old.(*v1beta1.Cluster))
+	return validation.ValidateClusterUpdate(obj.(*federationv1beta1.Cluster), old.(*federationv1beta1.Cluster))
 }
 
 // WarningsOnUpdate returns no warnings.
@@ -104,18 +103,18 @@ func (statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 // PrepareForUpdate keeps the stored spec and metadata other than labels
 // and annotations handled by the generic store.
 func (statusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	cluster, oldCluster := obj.(*v1beta1.Cluster), old.(*v1beta1.Cluster)
+	cluster, oldCluster := obj.(*federationv1beta1.Cluster), old.(*federationv1beta1.Cluster)
 	cluster.Spec = oldCluster.Spec
 }
 
 // ValidateUpdate validates the new status.
 func (statusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	return validation.ValidateClusterStatusUpdate(obj.(*v1beta1.Cluster), old.(*v1beta1.Cluster))
+	return validation.ValidateClusterStatusUpdate(obj.(*federationv1beta1.Cluster), old.(*federationv1beta1.Cluster))
 }
 
 // GetAttrs returns the labels and fields of a Cluster for list filtering.
 func GetAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	cluster, ok := obj.(*v1beta1.Cluster)
+	cluster, ok := obj.(*federationv1beta1.Cluster)
 	if !ok {
 		return nil, nil, fmt.Errorf("object of type %T is not a Cluster", obj)
 	}

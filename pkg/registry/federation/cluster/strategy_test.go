@@ -9,19 +9,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
 
-func cluster(address, region string, ready corev1.ConditionStatus) *v1beta1.Cluster {
-	c := &v1beta1.Cluster{
+func cluster(address, region string, ready corev1.ConditionStatus) *federationv1beta1.Cluster {
+	c := &federationv1beta1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Name: "c1", ResourceVersion: "1", Generation: 1},
-		Spec: v1beta1.ClusterSpec{ServerAddressByClientCIDRs: []v1beta1.ServerAddressByClientCIDR{
+		Spec: federationv1beta1.ClusterSpec{ServerAddressByClientCIDRs: []federationv1beta1.ServerAddressByClientCIDR{
 			{ClientCIDR: "0.0.0.0/0", ServerAddress: address},
 		}},
-		Status: v1beta1.ClusterStatus{Region: region},
+		Status: federationv1beta1.ClusterStatus{Region: region},
 	}
 	if ready != "" {
-		c.Status.Conditions = []v1beta1.ClusterCondition{{Type: v1beta1.ClusterReady, Status: ready}}
+		c.Status.Conditions = []federationv1beta1.ClusterCondition{{Type: federationv1beta1.ClusterReady, Status: ready}}
 	}
 	return c
 }
@@ -57,8 +57,8 @@ func TestStrategy(t *testing.T) {
 
 func TestStatus(t *testing.T) {
 	offline := cluster("https://a", "", corev1.ConditionFalse)
-	offline.Status.Conditions = append(offline.Status.Conditions, v1beta1.ClusterCondition{Type: v1beta1.ClusterOffline, Status: corev1.ConditionTrue})
-	cases := map[string]*v1beta1.Cluster{
+	offline.Status.Conditions = append(offline.Status.Conditions, federationv1beta1.ClusterCondition{Type: federationv1beta1.ClusterOffline, Status: corev1.ConditionTrue})
+	cases := map[string]*federationv1beta1.Cluster{
 		"Ready":    cluster("https://a", "", corev1.ConditionTrue),
 		"NotReady": cluster("https://a", "", corev1.ConditionFalse),
 		"Unknown":  cluster("https://a", "", ""),
@@ -72,7 +72,7 @@ func TestStatus(t *testing.T) {
 func TestTableConvertor(t *testing.T) {
 	c := cluster("https://a", "r1", corev1.ConditionTrue)
 	c.Status.Zones = []string{"z1", "z2"}
-	table, err := TableConvertor{}.ConvertToTable(context.Background(), &v1beta1.ClusterList{Items: []v1beta1.Cluster{*c}}, nil)
+	table, err := TableConvertor{}.ConvertToTable(context.Background(), &federationv1beta1.ClusterList{Items: []federationv1beta1.Cluster{*c}}, nil)
 	assert.NoError(t, err)
 	var names []string
 	for _, col := range table.ColumnDefinitions {

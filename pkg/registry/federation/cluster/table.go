@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 
-	"github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
 
 // TableConvertor prints Clusters for `kubectl get`: NAME, STATUS
@@ -28,11 +28,11 @@ var columns = []metav1.TableColumnDefinition{
 // ConvertToTable implements rest.TableConvertor.
 func (TableConvertor) ConvertToTable(_ context.Context, obj runtime.Object, _ runtime.Object) (*metav1.Table, error) {
 	table := &metav1.Table{ColumnDefinitions: columns}
-	var clusters []v1beta1.Cluster
+	var clusters []federationv1beta1.Cluster
 	switch t := obj.(type) {
-	case *v1beta1.Cluster:
-		clusters = []v1beta1.Cluster{*t}
-	case *v1beta1.ClusterList:
+	case *federationv1beta1.Cluster:
+		clusters = []federationv1beta1.Cluster{*t}
+	case *federationv1beta1.ClusterList:
 		clusters = t.Items
 		table.ResourceVersion = t.ResourceVersion
 		table.Continue = t.Continue
@@ -64,15 +64,15 @@ func (TableConvertor) ConvertToTable(_ context.Context, obj runtime.Object, _ ru
 // Status summarises a Cluster's conditions as v1's `kubectl get clusters`
 // did: Offline when the Offline condition is True, else Ready or NotReady
 // from the Ready condition, else Unknown.
-func Status(c *v1beta1.Cluster) string {
+func Status(c *federationv1beta1.Cluster) string {
 	status := "Unknown"
 	for _, cond := range c.Status.Conditions {
 		switch {
-		case cond.Type == v1beta1.ClusterOffline && cond.Status == "True":
+		case cond.Type == federationv1beta1.ClusterOffline && cond.Status == "True":
 			return "Offline"
-		case cond.Type == v1beta1.ClusterReady && cond.Status == "True":
+		case cond.Type == federationv1beta1.ClusterReady && cond.Status == "True":
 			status = "Ready"
-		case cond.Type == v1beta1.ClusterReady:
+		case cond.Type == federationv1beta1.ClusterReady:
 			status = "NotReady"
 		}
 	}

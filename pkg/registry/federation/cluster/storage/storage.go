@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/federation-v1/federation/pkg/apis/federation"
-	"github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/registry/federation/cluster"
 )
 
@@ -28,8 +28,8 @@ func NewREST(optsGetter generic.RESTOptionsGetter) (*REST, *StatusREST, error) {
 	strategy := cluster.NewStrategy(legacyscheme.Scheme)
 	statusStrategy := cluster.NewStatusStrategy(strategy)
 	store := &genericregistry.Store{
-		NewFunc:                   func() runtime.Object { return &v1beta1.Cluster{} },
-		NewListFunc:               func() runtime.Object { return &v1beta1.ClusterList{} },
+		NewFunc:                   func() runtime.Object { return &federationv1beta1.Cluster{} },
+		NewListFunc:               func() runtime.Object { return &federationv1beta1.ClusterList{} },
 		PredicateFunc:             cluster.Matcher,
 		DefaultQualifiedResource:  federation.Resource("clusters"),
 		SingularQualifiedResource: federation.Resource("cluster"),
@@ -57,7 +57,7 @@ type StatusREST struct {
 }
 
 // New returns an empty Cluster.
-func (r *StatusREST) New() runtime.Object { return &v1beta1.Cluster{} }
+func (r *StatusREST) New() runtime.Object { return &federationv1beta1.Cluster{} }
 
 // Destroy cleans up resources on shutdown.
 func (r *StatusREST) Destroy() {

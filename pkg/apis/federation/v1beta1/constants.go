@@ -1,0 +1,51 @@
+package v1beta1
+
+// The names the federation's API gives meaning to, besides its types: its
+// own namespace, the label and annotations on federated objects and their
+// member copies, and the finalizer. Every package takes them from here.
+
+// SystemNamespace holds the federation's own objects (the members'
+// credentials Secrets among them), in the federation and in each member.
+// Nothing in it is ever propagated.
+const SystemNamespace = "federation-system"
+
+// FederationLabel on a member copy (and on the pods of a divided workload)
+// names the federation that wrote it; the controller manager watches
+// members only through this label.
+const FederationLabel = "federation.kubernetes.io/federation-name"
+
+// FinalizerDeleteFromUnderlyingClusters holds a federated object (a
+// ConfigMap, Deployment, Namespace, …) until the federation controller
+// manager has deleted or orphaned its copies in the member clusters.
+const FinalizerDeleteFromUnderlyingClusters = "federation.kubernetes.io/delete-from-underlying-clusters"
+
+// Annotations written by the controller manager.
+const (
+	// AppliedHashAnnotation on a member copy holds the hash of what the
+	// federation last applied to it.
+	AppliedHashAnnotation = "federation.kubernetes.io/applied-hash"
+	// ReplicaPlanAnnotation on a federated workload holds the current plan:
+	// per divided field, the count each Ready cluster runs, such as
+	// {"replicas":{"cluster1":3,"cluster2":3}}.
+	ReplicaPlanAnnotation = "federation.kubernetes.io/replica-plan"
+	// HPATargetClustersAnnotation on a federated Deployment or ReplicaSet
+	// lists the clusters, {"Names":["c1"]}, whose own HPA owns the replica
+	// count: the federation leaves spec.replicas there to the member.
+	HPATargetClustersAnnotation = "federation.kubernetes.io/hpa-target-cluster-list"
+	// ServiceIngressesAnnotation lists a federated Service's load-balancer
+	// addresses per cluster (package serviceingresses reads and writes it).
+	ServiceIngressesAnnotation = "federation.kubernetes.io/service-ingresses"
+)
+
+// Annotations written by users (v1's names).
+const (
+	// ClusterSelectorAnnotation chooses the clusters of an object by their
+	// labels (package clusterselector).
+	ClusterSelectorAnnotation = "federation.alpha.kubernetes.io/cluster-selector"
+	// ReplicaSetPreferencesAnnotation, DeploymentPreferencesAnnotation and
+	// JobPreferencesAnnotation hold a workload's replica allocation
+	// preferences (package replicapreferences).
+	ReplicaSetPreferencesAnnotation = "federation.kubernetes.io/replica-set-preferences"
+	DeploymentPreferencesAnnotation = "federation.kubernetes.io/deployment-preferences"
+	JobPreferencesAnnotation        = "federation.kubernetes.io/job-preferences"
+)

@@ -1,0 +1,98 @@
+package propagation
+
+import (
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+)
+
+// ourCopy is what we know of a member copy we wrote or saw in sync.
+type ourCopy struct {
+	// version of the copy our write left (see version).
+	version string
+	// resourceVersion of the copy our write left: its watch event is the
+	// echo of that write.
+	resourceVersion string
+	// hash we applied.
+	hash string
+	// unseen: written by us, and no watch event of the copy has come since.
+	unseen bool
+}
+
+// appliedCopies hold, per cluster and object key, the member copy our last
+// write left, to notice changes made by others.
+type appliedCopies struct {
+	mu     sync.Mutex
+	copies map[string]ourCopy
+}
+
+func newAppliedCopies() *appliedCopies {
+	return &appliedCopies{copies: map[string]ourCopy{}}
+}
+
+func appliedKey(cluster, objKey string) string { return cluster + "/" + objKey }
+
+// get returns what we know of the copy of objKey in cluster.
+func (a *appliedCopies) get(cluster, objKey string) (ourCopy, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.copies[appliedKey(cluster, objKey)]
+	return c, ok
+}
+
+// remember records the member copy obj as ours; written says it is the
+// answer to our write, which the member's watch has yet to bring.
+func (a *appliedCopies) remember(cluster, objKey string, obj metav1.Object, written bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.copies[appliedKey(cluster, objKey)] = ourCopy{version: version(obj), resourceVersion: obj.GetResourceVersion(),
+		hash: obj.GetAnnotations()[federationv1beta1.AppliedHashAnnotation], unseen: written}
+}
+
+// seen notes that the member's watch brought an event of the copy.
+func (a *appliedCopies) seen(cluster, objKey string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	k := appliedKey(cluster, objKey)
+	if c, ok := a.copies[k]; ok && c.unseen {
+		c.unseen = false
+		a.copies[k] = c
+	}
+}
+
+func (a *appliedCopies) forget(cluster, objKey string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.copies, appliedKey(cluster, objKey))
+}
+
+// echo notes that a member's watch brought an event of the copy of ns/name
+// in cluster, and reports whether that event is only the echo of our own
+// write: the member's cache holds exactly the version our last write left,
+// or the copy is being written right now (its answer may come after the
+// watch event; the write's end checks it then: holdsOurWrite). Such an
+// event needs no reconcile unless the type's status comes back from the
+// members. Without this, an object propagated to N members was reconciled
+// again on each of the N events, each time checking all N copies.
+func (c *Controller) echo(cluster, ns, name string) bool {
+	k := key(ns, name)
+	c.applied.seen(cluster, k)
+	if c.typ.Status != nil || c.typ.Endpoints {
+		return false
+	}
+	return c.holdsOurWrite(cluster, k) || c.writes.Writing(cluster, k)
+}
+
+// holdsOurWrite reports whether the member's cache holds the copy of objKey
+// exactly as our last write left it.
+func (c *Controller) holdsOurWrite(cluster, objKey string) bool {
+	a, ok := c.applied.get(cluster, objKey)
+	if !ok || a.resourceVersion == "" {
+		return false
+	}
+	ns, name := splitKey(objKey)
+	cur, exists := c.members.Get(cluster, c.typ.Resource, ns, name)
+	return exists && cur.GetResourceVersion() == a.resourceVersion
+}

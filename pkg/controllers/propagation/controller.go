@@ -1,0 +1,255 @@
+package propagation
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
+	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/queueworker"
+)
+
+// FieldManager is the server-side apply field manager of member writes.
+const FieldManager = "federation-controller-manager"
+
+// Options tune every propagation controller.
+type Options struct {
+	// Workers reconciling federated objects of one type in parallel, and
+	// writing to each member cluster in parallel.
+	Workers int
+	// MemberTimeout bounds every call to a member cluster.
+	MemberTimeout time.Duration
+	// DeletionWait is how long the deletion of a federated object waits for
+	// a selected cluster that is not Ready before giving up on its copy.
+	DeletionWait time.Duration
+	// UnschedulableWindow is how long a workload's pods stay unschedulable
+	// in a member before they lower its capacity there.
+	UnschedulableWindow time.Duration
+}
+
+// Members is what a propagation controller needs of the member clusters.
+type Members interface {
+	Federation() string
+	Watch(gvr schema.GroupVersionResource, h membercluster.Handler)
+	WatchMetadata(gvr schema.GroupVersionResource, h membercluster.Handler)
+	Clusters() []*federationv1beta1.Cluster
+	Usable(cluster string) bool
+	AllClusters() ([]*federationv1beta1.Cluster, error)
+	Get(cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool)
+	List(cluster string, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []*unstructured.Unstructured
+	Synced(cluster string, gvr schema.GroupVersionResource) bool
+	Client(cluster string) (dynamic.Interface, error)
+	Apply(ctx context.Context, cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager string) (*metav1.PartialObjectMetadata, error)
+}
+
+// Controller propagates the federated objects of one type.
+type Controller struct {
+	// typ says what travels and what comes back.
+	typ *federatedtypes.Type
+	// fed writes finalizers and status of federated objects.
+	fed dynamic.NamespaceableResourceInterface
+	// fedClient reaches the other federated types (an HPA's target).
+	fedClient dynamic.Interface
+	// lister and synced are the federation-side cache of the type.
+	lister cache.GenericLister
+	synced cache.InformerSynced
+	// members are the member clusters' clients and caches.
+	members Members
+	// queue holds keys (namespace/name) of federated objects.
+	queue    workqueue.TypedRateLimitingInterface[string]
+	recorder record.EventRecorder
+	opts     Options
+	// writes queue the member writes per cluster.
+	writes *memberwrites.Queues
+	// capacity bounds divided workloads by what members can schedule; nil
+	// when not estimated.
+	capacity Capacity
+	// applied is what our writes left in the members.
+	applied *appliedCopies
+	// changes time the propagation of each change.
+	changes *changeTimes
+	// released holds, by key, the resourceVersion of a deleted federated
+	// object whose finalizers we removed, until the cache sees it go: the
+	// member events of its copies going must not make us remove them again.
+	released sync.Map
+}
+
+// New wires a controller for one type to the federation's informer of it.
+func New(t *federatedtypes.Type, fed dynamic.Interface, informer informers.GenericInformer, members Members,
+	recorder record.EventRecorder, opts Options) (*Controller, error) {
+	c := newController(t, fed, informer.Lister(), members, recorder, opts)
+	c.synced = informer.Informer().HasSynced
+	if _, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.federatedChanged,
+		UpdateFunc: func(old, obj any) {
+			if needsSync(old, obj) {
+				c.federatedChanged(obj)
+			}
+		},
+		DeleteFunc: c.federatedChanged,
+	}); err != nil {
+		return nil, err
+	}
+	if t.MetadataOnly() {
+		members.WatchMetadata(t.Resource, c)
+	} else {
+		members.Watch(t.Resource, c)
+	}
+	if t.Endpoints {
+		members.Watch(endpointSlices, c)
+	}
+	return c, nil
+}
+
+// newController makes the controller without wiring it to informers.
+func newController(t *federatedtypes.Type, fed dynamic.Interface, lister cache.GenericLister, members Members,
+	recorder record.EventRecorder, opts Options) *Controller {
+	c := &Controller{
+		typ:       t,
+		fed:       fed.Resource(t.Resource),
+		fedClient: fed,
+		lister:    lister,
+		members:   members,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "sync_" + t.Name}),
+		recorder: recorder,
+		opts:     opts,
+		applied:  newAppliedCopies(),
+		changes:  newChangeTimes(t.Name),
+	}
+	c.writes = c.memberQueues()
+	return c
+}
+
+// memberQueues makes the per-cluster queues of the member writes.
+func (c *Controller) memberQueues() *memberwrites.Queues {
+	return memberwrites.New("sync_"+c.typ.Name, "Writing a federated "+c.typ.Kind, c.opts.Workers, rateLimiter, memberwrites.Handlers{
+		Wanted: c.stillWanted,
+		Write:  c.writeMember,
+		Done:   c.memberWritten,
+		Failed: func(cluster string) { syncMetrics.errors.WithLabelValues(c.typ.Name, cluster).Inc() },
+	})
+}
+
+// rateLimiter backs off per object from 5ms to 30s (not the default 1000s:
+// a member that comes back must be caught up within seconds), with an
+// overall bucket of 50 per second.
+func rateLimiter() workqueue.TypedRateLimiter[string] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 30*time.Second),
+		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(50), 300)},
+	)
+}
+
+func (c *Controller) federatedChanged(obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil || c.ignored(key) {
+		return
+	}
+	c.changes.seen(key)
+	c.queue.Add(key)
+}
+
+// MemberChanged enqueues the federated object of a member copy (or of a
+// Service's EndpointSlice), or every federated object of a namespace that
+// appeared or left in a member.
+func (c *Controller) MemberChanged(cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
+	switch {
+	case gvr == c.typ.Resource:
+		if c.echo(cluster, obj.GetNamespace(), obj.GetName()) {
+			return
+		}
+		c.queue.Add(key(obj.GetNamespace(), obj.GetName()))
+	case gvr == endpointSlices && c.typ.Endpoints:
+		if service := obj.GetLabels()[serviceNameLabel]; service != "" {
+			c.queue.Add(obj.GetNamespace() + "/" + service)
+		}
+	case gvr == membercluster.NamespacesResource && c.typ.Namespaced:
+		c.enqueueAll(obj.GetName())
+	}
+}
+
+// ClustersChanged forgets the member queues of clusters that left, and
+// enqueues every federated object of the type.
+func (c *Controller) ClustersChanged() {
+	if all, err := c.members.AllClusters(); err == nil {
+		joined := map[string]bool{}
+		for _, cl := range all {
+			joined[cl.Name] = true
+		}
+		c.writes.ForgetClusters(func(cluster string) bool { return joined[cluster] })
+	}
+	c.enqueueAll("")
+}
+
+func (c *Controller) enqueueAll(namespace string) {
+	list, err := c.lister.List(labels.Everything())
+	if namespace != "" {
+		list, err = c.lister.ByNamespace(namespace).List(labels.Everything())
+	}
+	if err != nil {
+		return
+	}
+	for _, o := range list {
+		if key, err := cache.MetaNamespaceKeyFunc(o); err == nil && !c.ignored(key) {
+			c.queue.Add(key)
+		}
+	}
+}
+
+// ignored: the federation's own namespace never travels.
+func (c *Controller) ignored(key string) bool {
+	ns, name, _ := cache.SplitMetaNamespaceKey(key)
+	return federatedtypes.NeverPropagated(c.typ.Resource.GroupResource(), ns, name)
+}
+
+// Run reconciles until ctx ends.
+func (c *Controller) Run(ctx context.Context) error {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	logger := klog.FromContext(ctx).WithValues("controller", c.typ.Name)
+	ctx = klog.NewContext(ctx, logger)
+	logger.Info("Starting controller", "workers", c.opts.Workers)
+	if !cache.WaitForNamedCacheSync(c.typ.Name, ctx.Done(), c.synced) {
+		return fmt.Errorf("%s controller: caches did not sync", c.typ.Name)
+	}
+	c.writes.Run(ctx)
+	for i := 0; i < max(c.opts.Workers, 1); i++ {
+		go wait.UntilWithContext(ctx, c.worker, time.Second)
+	}
+	<-ctx.Done()
+	logger.Info("Stopping controller")
+	return nil
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	queueworker.Run(ctx, c.queue, queueworker.Handlers[string]{
+		Sync: c.Sync, What: "Syncing a federated " + c.typ.Kind, KeyName: "key",
+		Failed: func(string, error) { syncMetrics.errors.WithLabelValues(c.typ.Name, "").Inc() },
+	})
+}
+
+func key(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}

@@ -1,0 +1,142 @@
+package propagation
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
+)
+
+// Finalizers the apiserver adds for a delete's propagation policy. The
+// federation runs no garbage collector: the propagation controllers honour
+// and remove them.
+const (
+	orphanFinalizer     = metav1.FinalizerOrphanDependents
+	foregroundFinalizer = metav1.FinalizerDeleteDependents
+)
+
+// Orphaned reports whether the federated object was deleted with
+// propagationPolicy Orphan (or orphanDependents): its member copies stay.
+func Orphaned(fed *unstructured.Unstructured) bool {
+	return slices.Contains(fed.GetFinalizers(), orphanFinalizer)
+}
+
+// deleting handles a federated object being deleted: an HPA first gives
+// its target its replica counts back.
+func (c *Controller) deleting(ctx context.Context, fed *unstructured.Unstructured) error {
+	if c.typ.DividesHPA {
+		if err := c.releaseTarget(ctx, fed); err != nil {
+			return err
+		}
+	}
+	return c.delete(ctx, fed)
+}
+
+// delete hands the deletion (or orphaning) of the member copies to the
+// member queues, and once every copy is let go, lets the object go. The
+// queues bring the object back when their writes are done.
+func (c *Controller) delete(ctx context.Context, fed *unstructured.Unstructured) error {
+	fins := fed.GetFinalizers()
+	if !slices.Contains(fins, Finalizer) && !slices.Contains(fins, orphanFinalizer) && !slices.Contains(fins, foregroundFinalizer) {
+		return nil
+	}
+	ns, name := fed.GetNamespace(), fed.GetName()
+	objKey := key(ns, name)
+	if rv, ok := c.released.Load(objKey); ok && rv == fed.GetResourceVersion() {
+		// Already let go; the cache has not seen it leave yet.
+		return nil
+	}
+	c.writes.DropWrites(objKey)
+	usable, releases := c.copiesToRelease(fed)
+	c.writes.Dispatch(objKey, releases)
+	if inFlight, failures := c.writes.State(objKey, false); inFlight || len(failures) > 0 {
+		// Failed writes are retried with their own backoff.
+		return nil
+	}
+	if !Orphaned(fed) {
+		if wait, err := c.waitForUnusable(fed, usable); err != nil || wait > 0 {
+			if wait > 0 {
+				c.queue.AddAfter(objKey, wait)
+			}
+			return err
+		}
+	}
+	rv := fed.GetResourceVersion()
+	fed.SetFinalizers(slices.DeleteFunc(fins, func(f string) bool {
+		return f == Finalizer || f == orphanFinalizer || f == foregroundFinalizer
+	}))
+	if _, err := c.resource(ns).Update(ctx, fed, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("removing finalizers of %s: %w", c.what(objKey), err)
+	}
+	c.released.Store(objKey, rv)
+	return nil
+}
+
+// copiesToRelease returns the usable clusters whose copies are known, and
+// a Delete (or Orphan) task for each of their copies not yet let go.
+func (c *Controller) copiesToRelease(fed *unstructured.Unstructured) (map[string]bool, []memberwrites.ClusterTask) {
+	ns, name := fed.GetNamespace(), fed.GetName()
+	objKey := key(ns, name)
+	action := memberwrites.Delete
+	if Orphaned(fed) {
+		action = memberwrites.Orphan
+	}
+	usable := map[string]bool{}
+	var tasks []memberwrites.ClusterTask
+	for _, cl := range c.members.Clusters() {
+		if !c.members.Synced(cl.Name, c.typ.Resource) {
+			// Its copies are not known yet: the cache's events bring the
+			// object back, and waitForUnusable bounds the wait.
+			continue
+		}
+		usable[cl.Name] = true
+		if c.writes.Released(objKey, cl.Name) {
+			continue
+		}
+		_, inCache := c.members.Get(cl.Name, c.typ.Resource, ns, name)
+		_, written := c.applied.get(cl.Name, objKey)
+		// Written by us but not in the cache yet, or being written: act on
+		// it anyway.
+		if inCache || written || c.writes.Has(objKey, cl.Name) {
+			tasks = append(tasks, memberwrites.ClusterTask{Cluster: cl.Name, Task: memberwrites.Task{Action: action, Fed: fed}})
+		}
+	}
+	return usable, tasks
+}
+
+// waitForUnusable returns how much longer the deletion should wait for
+// selected clusters that are not usable now; once DeletionWait has passed
+// since the deletion it gives up on them with an event naming each.
+func (c *Controller) waitForUnusable(fed *unstructured.Unstructured, usable map[string]bool) (time.Duration, error) {
+	all, err := c.members.AllClusters()
+	if err != nil {
+		return 0, err
+	}
+	var pending []string
+	for _, cl := range all {
+		if !usable[cl.Name] && Selected(fed.GetAnnotations(), cl) {
+			pending = append(pending, cl.Name)
+		}
+	}
+	if len(pending) == 0 {
+		return 0, nil
+	}
+	left := time.Until(fed.GetDeletionTimestamp().Add(c.opts.DeletionWait))
+	if left > 0 {
+		return min(left, 5*time.Second), nil
+	}
+	slices.Sort(pending)
+	what := c.what(key(fed.GetNamespace(), fed.GetName()))
+	for _, cl := range pending {
+		c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonDeleteFailed,
+			"Gave up deleting %s in cluster %s after %s: the cluster is not Ready; delete it there by hand", what, cl, c.opts.DeletionWait)
+	}
+	return 0, nil
+}

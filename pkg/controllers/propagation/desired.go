@@ -1,0 +1,150 @@
+package propagation
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
+	"github.com/federation-v1/federation/pkg/planner/replicaplan"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// notTravelling are the federation's own annotations of the federated
+// object, kept from members.
+var notTravelling = map[string]bool{
+	federationv1beta1.ServiceIngressesAnnotation: true,
+	federationv1beta1.AppliedHashAnnotation:      true,
+	federationv1beta1.ReplicaPlanAnnotation:      true,
+}
+
+// Desired returns what is applied to members for fed: name, namespace,
+// labels (with the federation's label), annotations (with the hash) and the
+// type's fields; and the hash of it without the hash annotation.
+func Desired(a *federatedtypes.Type, fed *unstructured.Unstructured, federation string) (*unstructured.Unstructured, string, error) {
+	src := fed.DeepCopy()
+	if a.Prune != nil {
+		a.Prune(src)
+	}
+	out := &unstructured.Unstructured{Object: map[string]any{}}
+	out.SetAPIVersion(a.Resource.GroupVersion().String())
+	out.SetKind(a.Kind)
+	out.SetName(fed.GetName())
+	if a.Namespaced {
+		out.SetNamespace(fed.GetNamespace())
+	}
+	labels := map[string]string{}
+	for k, v := range fed.GetLabels() {
+		labels[k] = v
+	}
+	labels[federationv1beta1.FederationLabel] = federation
+	out.SetLabels(labels)
+	annotations := map[string]string{}
+	for k, v := range fed.GetAnnotations() {
+		if !notTravelling[k] {
+			annotations[k] = v
+		}
+	}
+	if len(annotations) > 0 {
+		out.SetAnnotations(annotations)
+	}
+	for _, f := range a.Fields {
+		if v, ok := src.Object[f]; ok && v != nil {
+			out.Object[f] = v
+		}
+	}
+	if a.Replicas != nil {
+		// The pods carry the label too, so that members' unschedulable pods
+		// of federated workloads can be watched without watching all pods.
+		if _, ok := out.Object["spec"].(map[string]any); ok {
+			if err := unstructured.SetNestedField(out.Object, federation, "spec", "template", "metadata", "labels", federationv1beta1.FederationLabel); err != nil {
+				return nil, "", err
+			}
+		}
+	}
+	hash, err := hashOf(out)
+	if err != nil {
+		return nil, "", err
+	}
+	annotations[federationv1beta1.AppliedHashAnnotation] = hash
+	out.SetAnnotations(annotations)
+	return out, hash, nil
+}
+
+// hashOf hashes the object's JSON (map keys are sorted by encoding/json).
+func hashOf(u *unstructured.Unstructured) (string, error) {
+	b, err := json.Marshal(u.Object)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16]), nil
+}
+
+// DesiredFor returns what one cluster is sent of a divided workload: the
+// common desired object with the cluster's counts, and its hash. Where the
+// member's own HPA owns spec.replicas, memberReplicas is the member's
+// current count and is sent back unchanged: the federation follows the
+// member. (Leaving the field out instead would make server-side apply
+// reset it to the default, since the federation owned it until then.)
+// Without podLabel the pod template goes without the federation's label
+// (see ReplicaFields.FixedTemplate).
+func DesiredFor(desired *unstructured.Unstructured, plan replicaplan.Plan, cluster string, memberReplicas *int64, podLabel bool) (*unstructured.Unstructured, string, error) {
+	out := desired.DeepCopy()
+	if !podLabel {
+		removePodLabel(out)
+	}
+	annotations := out.GetAnnotations()
+	delete(annotations, federationv1beta1.AppliedHashAnnotation)
+	if len(annotations) == 0 {
+		annotations = nil
+	}
+	out.SetAnnotations(annotations)
+	for f, counts := range plan {
+		n := counts[cluster]
+		if f == "replicas" && memberReplicas != nil {
+			n = *memberReplicas
+		}
+		if err := unstructured.SetNestedField(out.Object, n, "spec", f); err != nil {
+			return nil, "", err
+		}
+	}
+	hash, err := hashOf(out)
+	if err != nil {
+		return nil, "", err
+	}
+	annotations = out.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[federationv1beta1.AppliedHashAnnotation] = hash
+	out.SetAnnotations(annotations)
+	return out, hash, nil
+}
+
+// withoutPodLabel is an object as sent to a member, without the
+// federation's pod label, and its hash.
+func withoutPodLabel(sent *unstructured.Unstructured) (*unstructured.Unstructured, string, error) {
+	return DesiredFor(sent, nil, "", nil, false)
+}
+
+// podLabelled reports whether an object's pod template carries the
+// federation's label.
+func podLabelled(obj *unstructured.Unstructured) bool {
+	_, found, _ := unstructured.NestedString(obj.Object, "spec", "template", "metadata", "labels", federationv1beta1.FederationLabel)
+	return found
+}
+
+// removePodLabel takes the federation's label off the pod template, and
+// the label map and metadata it leaves empty.
+func removePodLabel(obj *unstructured.Unstructured) {
+	path := []string{"spec", "template", "metadata", "labels"}
+	unstructured.RemoveNestedField(obj.Object, append(path, federationv1beta1.FederationLabel)...)
+	for len(path) > 2 {
+		if m, found, _ := unstructured.NestedMap(obj.Object, path...); found && len(m) == 0 {
+			unstructured.RemoveNestedField(obj.Object, path...)
+		}
+		path = path[:len(path)-1]
+	}
+}

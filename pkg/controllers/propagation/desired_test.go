@@ -1,0 +1,243 @@
+package propagation
+
+import (
+	"testing"
+
+	"github.com/federation-v1/federation/pkg/planner/replicaplan"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+func parse(t *testing.T, manifest string) *unstructured.Unstructured {
+	t.Helper()
+	obj := map[string]any{}
+	require.NoError(t, yaml.Unmarshal([]byte(manifest), &obj))
+	return &unstructured.Unstructured{Object: obj}
+}
+
+func TestDesiredCarriesOnlyWhatTravels(t *testing.T) {
+	for _, tt := range []struct {
+		name, adapter, fed, want string
+	}{
+		{
+			name: "configmap", adapter: "configmaps",
+			fed: `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: a
+  namespace: ns
+  uid: 123
+  resourceVersion: "7"
+  generation: 3
+  creationTimestamp: "2026-01-01T00:00:00Z"
+  finalizers: [federation.kubernetes.io/delete-from-underlying-clusters]
+  managedFields: [{manager: kubectl}]
+  labels: {app: a}
+  annotations: {note: x, federation.kubernetes.io/service-ingresses: "{}"}
+data: {k: v}`,
+			want: `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: a
+  namespace: ns
+  labels: {app: a, federation.kubernetes.io/federation-name: fed}
+  annotations: {note: x}
+data: {k: v}`,
+		},
+		{
+			name: "namespace: metadata only", adapter: "namespaces",
+			fed: `apiVersion: v1
+kind: Namespace
+metadata: {name: ns}
+spec: {finalizers: [kubernetes]}
+status: {phase: Active}`,
+			want: `apiVersion: v1
+kind: Namespace
+metadata:
+  name: ns
+  labels: {federation.kubernetes.io/federation-name: fed}`,
+		},
+		{
+			name: "service: no cluster IPs, node ports or status", adapter: "services",
+			fed: `apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: ns}
+spec:
+  type: LoadBalancer
+  clusterIP: 10.0.0.1
+  clusterIPs: [10.0.0.1]
+  ipFamilies: [IPv4]
+  ipFamilyPolicy: SingleStack
+  healthCheckNodePort: 30001
+  ports: [{port: 80, nodePort: 30080, protocol: TCP}]
+  selector: {app: a}
+status: {loadBalancer: {ingress: [{ip: 1.2.3.4}]}}`,
+			want: `apiVersion: v1
+kind: Service
+metadata:
+  name: s
+  namespace: ns
+  labels: {federation.kubernetes.io/federation-name: fed}
+spec:
+  type: LoadBalancer
+  ports: [{port: 80, protocol: TCP}]
+  selector: {app: a}`,
+		},
+		{
+			name: "job: the generated selector stays behind", adapter: "jobs",
+			fed: `apiVersion: batch/v1
+kind: Job
+metadata: {name: j, namespace: ns}
+spec:
+  selector: {matchLabels: {batch.kubernetes.io/controller-uid: u1}}
+  template:
+    metadata:
+      labels: {app: j, batch.kubernetes.io/controller-uid: u1, batch.kubernetes.io/job-name: j, controller-uid: u1, job-name: j}
+    spec: {restartPolicy: Never}
+status: {active: 1}`,
+			want: `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j
+  namespace: ns
+  labels: {federation.kubernetes.io/federation-name: fed}
+spec:
+  template:
+    metadata:
+      labels: {app: j, federation.kubernetes.io/federation-name: fed}
+    spec: {restartPolicy: Never}`,
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fed := parse(t, tt.fed)
+			before := fed.DeepCopy()
+			got, hash, err := Desired(federatedtypes.ByName(tt.adapter), fed, "fed")
+			require.NoError(t, err)
+			assert.Equal(t, before, fed, "the federated object is not modified")
+			assert.Equal(t, hash, got.GetAnnotations()[federationv1beta1.AppliedHashAnnotation])
+			annotations := got.GetAnnotations()
+			delete(annotations, federationv1beta1.AppliedHashAnnotation)
+			if len(annotations) == 0 {
+				annotations = nil
+			}
+			got.SetAnnotations(annotations)
+			assert.Equal(t, parse(t, tt.want).Object, got.Object)
+			assert.Equal(t, "fed", got.GetLabels()[federationv1beta1.FederationLabel])
+		})
+	}
+}
+
+func TestDesiredHash(t *testing.T) {
+	base := `apiVersion: v1
+kind: ConfigMap
+metadata: {name: a, namespace: ns, resourceVersion: "1", labels: {app: a}}
+data: {k: v}`
+	_, h0, err := Desired(federatedtypes.ByName("configmaps"), parse(t, base), "fed")
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		name, manifest string
+		same           bool
+	}{
+		{"same object", base, true},
+		{"only resourceVersion and status differ", `apiVersion: v1
+kind: ConfigMap
+metadata: {name: a, namespace: ns, resourceVersion: "9", labels: {app: a}}
+data: {k: v}`, true},
+		{"service-ingresses annotation does not count", `apiVersion: v1
+kind: ConfigMap
+metadata: {name: a, namespace: ns, labels: {app: a}, annotations: {federation.kubernetes.io/service-ingresses: x}}
+data: {k: v}`, true},
+		{"data changed", `apiVersion: v1
+kind: ConfigMap
+metadata: {name: a, namespace: ns, labels: {app: a}}
+data: {k: w}`, false},
+		{"label changed", `apiVersion: v1
+kind: ConfigMap
+metadata: {name: a, namespace: ns, labels: {app: b}}
+data: {k: v}`, false},
+		{"annotation added", `apiVersion: v1
+kind: ConfigMap
+metadata: {name: a, namespace: ns, labels: {app: a}, annotations: {x: "z"}}
+data: {k: v}`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, h, err := Desired(federatedtypes.ByName("configmaps"), parse(t, tt.manifest), "fed")
+			require.NoError(t, err)
+			assert.Equal(t, tt.same, h == h0)
+		})
+	}
+	_, other, err := Desired(federatedtypes.ByName("configmaps"), parse(t, base), "other-federation")
+	require.NoError(t, err)
+	assert.NotEqual(t, h0, other, "the federation's label is part of what is applied")
+}
+
+func workload(kind string, spec map[string]any, annotations map[string]string) *unstructured.Unstructured {
+	o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": kind, "spec": spec}}
+	o.SetName("web")
+	o.SetNamespace("ns")
+	o.SetAnnotations(annotations)
+	return o
+}
+
+func TestDesiredForACluster(t *testing.T) {
+	fed := workload("Deployment", map[string]any{"replicas": int64(9), "template": map[string]any{}}, map[string]string{"note": "x"})
+	desired, _, err := Desired(federatedtypes.ByName("deployments"), fed, "fed")
+	require.NoError(t, err)
+	plan := replicaplan.Plan{"replicas": {"c1": 5, "c2": 4}}
+
+	d1, h1, err := DesiredFor(desired, plan, "c1", nil, true)
+	require.NoError(t, err)
+	d2, h2, err := DesiredFor(desired, plan, "c2", nil, true)
+	require.NoError(t, err)
+	d3, h3, err := DesiredFor(desired, plan, "c3", nil, true)
+	require.NoError(t, err)
+	for d, want := range map[*unstructured.Unstructured]int64{d1: 5, d2: 4, d3: 0} {
+		n, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
+		assert.Equal(t, want, n)
+	}
+	assert.NotEqual(t, h1, h2, "the hash covers the cluster's count")
+	assert.NotEqual(t, h2, h3)
+	assert.Equal(t, h1, d1.GetAnnotations()[federationv1beta1.AppliedHashAnnotation])
+	assert.Equal(t, "x", d1.GetAnnotations()["note"])
+	label, _, _ := unstructured.NestedString(d1.Object, "spec", "template", "metadata", "labels", "federation.kubernetes.io/federation-name")
+	assert.Equal(t, "fed", label, "pods carry the federation's label")
+	again, hAgain, err := DesiredFor(desired, plan, "c1", nil, true)
+	require.NoError(t, err)
+	assert.Equal(t, h1, hAgain)
+	assert.Equal(t, d1, again)
+
+	seven := int64(7)
+	owned, _, err := DesiredFor(desired, plan, "c1", &seven, true)
+	require.NoError(t, err)
+	n, _, _ := unstructured.NestedInt64(owned.Object, "spec", "replicas")
+	assert.Equal(t, int64(7), n, "the member's HPA owns the count: the federation follows it")
+	assert.Equal(t, map[string]bool{"c1": true, "c2": true}, replicaplan.HPAClusters(map[string]string{federationv1beta1.HPATargetClustersAnnotation: `{"Names":["c1","c2"]}`}))
+}
+
+func TestDesiredForAJobAMemberHoldsWithoutThePodLabel(t *testing.T) {
+	fed := workload("Job", map[string]any{"completions": int64(2), "template": map[string]any{"spec": map[string]any{}}}, nil)
+	desired, _, err := Desired(federatedtypes.ByName("jobs"), fed, "fed")
+	require.NoError(t, err)
+	plan := replicaplan.Plan{"completions": {"c1": 2}}
+	labelled, h1, err := DesiredFor(desired, plan, "c1", nil, true)
+	require.NoError(t, err)
+	assert.True(t, podLabelled(labelled))
+	bare, h2, err := DesiredFor(desired, plan, "c1", nil, false)
+	require.NoError(t, err)
+	assert.False(t, podLabelled(bare))
+	_, found, _ := unstructured.NestedMap(bare.Object, "spec", "template", "metadata")
+	assert.False(t, found, "no empty metadata left to apply")
+	assert.NotEqual(t, h1, h2, "the hash covers what is sent")
+	assert.True(t, podLabelled(desired), "the common desired object is not touched")
+	again, h3, err := withoutPodLabel(labelled)
+	require.NoError(t, err)
+	assert.Equal(t, h2, h3, "taking the label off what was sent gives what is sent without it")
+	assert.Equal(t, bare, again)
+	assert.True(t, federatedtypes.ByName("jobs").Replicas.FixedTemplate)
+	assert.False(t, federatedtypes.ByName("deployments").Replicas.FixedTemplate)
+}

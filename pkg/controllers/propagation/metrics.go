@@ -1,0 +1,40 @@
+package propagation
+
+import (
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+)
+
+// metricsSet are the sync controllers' Prometheus metrics, served on the
+// controller manager's /metrics. Queue depth comes from the work queue
+// metrics (workqueue_depth{name="sync_<type>"}).
+type metricsSet struct {
+	writes  *metrics.CounterVec
+	errors  *metrics.CounterVec
+	latency *metrics.HistogramVec
+}
+
+var syncMetrics = newMetrics()
+
+func newMetrics() *metricsSet {
+	m := &metricsSet{
+		writes: metrics.NewCounterVec(&metrics.CounterOpts{
+			Namespace: "federation", Subsystem: "sync", Name: "member_writes_total",
+			Help:           "Writes to member clusters by federated type, cluster and verb (apply, patch, delete).",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"type", "cluster", "verb"}),
+		errors: metrics.NewCounterVec(&metrics.CounterOpts{
+			Namespace: "federation", Subsystem: "sync", Name: "errors_total",
+			Help:           "Failed member calls by federated type and cluster; cluster is empty for failed reconciles.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"type", "cluster"}),
+		latency: metrics.NewHistogramVec(&metrics.HistogramOpts{
+			Namespace: "federation", Subsystem: "sync", Name: "propagation_seconds",
+			Help:           "Time from a change of a federated object seen by the controller to the end of its member writes.",
+			Buckets:        []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"type"}),
+	}
+	legacyregistry.MustRegister(m.writes, m.errors, m.latency)
+	return m
+}

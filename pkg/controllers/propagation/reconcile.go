@@ -1,0 +1,234 @@
+package propagation
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
+	"github.com/federation-v1/federation/pkg/membercluster"
+)
+
+// Finalizer holds a federated object until its member copies are handled.
+// The federation apiserver's FederationFinalizer admission plugin usually
+// sets it at creation; Sync adds it when it is missing.
+const Finalizer = federationv1beta1.FinalizerDeleteFromUnderlyingClusters
+
+// staleRetry is how soon an object is looked at again when our cache of it
+// was behind the federation apiserver.
+const staleRetry = 250 * time.Millisecond
+
+// Sync reconciles the federated object with key in every member cluster:
+// placement → desired copies → replica plan → in-sync decision → dispatch
+// of the member writes → status.
+func (c *Controller) Sync(ctx context.Context, key string) error {
+	if c.ignored(key) {
+		return nil
+	}
+	fed, err := c.current(key)
+	if fed == nil || err != nil {
+		return err
+	}
+	if fed.GetDeletionTimestamp() != nil {
+		return c.deleting(ctx, fed)
+	}
+	if fed, err = c.ensureFinalizer(ctx, key, fed); fed == nil || err != nil {
+		return err
+	}
+	placed, err := c.placement(fed)
+	if err != nil {
+		c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonBadSelector, "%s %s: %v", c.typ.Kind, key, err)
+		return nil
+	}
+	desired, hash, err := Desired(c.typ, fed, c.members.Federation())
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", c.typ.Kind, key, err)
+	}
+	// Each cluster gets its own desired object when the workload is divided.
+	fed, placed, desiredIn, planned, err := c.divide(ctx, fed, placed, desired, hash)
+	if err != nil {
+		return err
+	}
+	copies, err := c.compare(fed, placed, desiredIn)
+	if err != nil {
+		return err
+	}
+	c.writes.Dispatch(key, copies.writes)
+	inFlight, failures := c.writes.State(key, c.typ.Status != nil)
+	if !inFlight && len(failures) == 0 {
+		c.changes.propagated(key)
+	}
+	if c.typ.Status == nil {
+		return nil
+	}
+	// From the member caches: copies being written come back with their
+	// members' watch events.
+	rolled := !inFlight && len(failures) == 0 && Rolled(placed, copies.inSync, copies.hashes)
+	return c.writeStatus(ctx, fed, copies.inSync, rolled, inFlight, failures, planned)
+}
+
+// current returns a copy of the federated object from the cache, or nil
+// when it is gone (what was known of it is then forgotten).
+func (c *Controller) current(key string) (*unstructured.Unstructured, error) {
+	ns, name := splitKey(key)
+	cached, err := c.get(ns, name)
+	if apierrors.IsNotFound(err) {
+		c.changes.forget(key)
+		c.released.Delete(key)
+		c.writes.Forget(key)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cached.DeepCopy(), nil
+}
+
+// ensureFinalizer adds our finalizer when the admission plugin did not,
+// and returns the object as written; nil when our cache was behind and
+// the object is looked at again shortly.
+func (c *Controller) ensureFinalizer(ctx context.Context, key string, fed *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if slices.Contains(fed.GetFinalizers(), Finalizer) {
+		return fed, nil
+	}
+	fed.SetFinalizers(append(fed.GetFinalizers(), Finalizer))
+	updated, err := c.resource(fed.GetNamespace()).Update(ctx, fed, metav1.UpdateOptions{})
+	if apierrors.IsConflict(err) {
+		// Our cache is behind (often: the finalizer is already there):
+		// look again shortly, without the error backoff.
+		c.queue.AddAfter(key, staleRetry)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("adding finalizer to %s %s: %w", c.typ.Kind, key, err)
+	}
+	return updated, nil
+}
+
+// placement returns the Ready clusters that should hold a copy of fed.
+func (c *Controller) placement(fed *unstructured.Unstructured) (map[string]bool, error) {
+	var hasNamespace func(string) bool
+	if c.typ.Namespaced {
+		hasNamespace = func(cluster string) bool {
+			_, ok := c.members.Get(cluster, membercluster.NamespacesResource, "", fed.GetNamespace())
+			return ok
+		}
+	}
+	return Placement(fed.GetAnnotations(), c.members.Clusters(), hasNamespace)
+}
+
+// memberCopies are the result of comparing the members with what they
+// should hold.
+type memberCopies struct {
+	// inSync are the copies that hold what they should.
+	inSync []federatedtypes.Member
+	// writes are the tasks for the others.
+	writes []memberwrites.ClusterTask
+	// hashes are what each cluster should hold.
+	hashes map[string]string
+}
+
+// compare tells, from the member caches, which Ready clusters hold what
+// they should of fed and which need a write.
+func (c *Controller) compare(fed *unstructured.Unstructured, placed map[string]bool, desiredIn desiredFunc) (memberCopies, error) {
+	out := memberCopies{hashes: map[string]string{}}
+	objKey := key(fed.GetNamespace(), fed.GetName())
+	for _, cl := range c.members.Clusters() {
+		d, h, err := desiredIn(cl.Name)
+		if err != nil {
+			return out, fmt.Errorf("%s %s in cluster %s: %w", c.typ.Kind, objKey, cl.Name, err)
+		}
+		out.hashes[cl.Name] = h
+		// (A task still queued for the copy is replaced even so: what it
+		// would write is out of date.)
+		if memberCopy, ok := c.inSync(cl.Name, fed, d, h, placed[cl.Name]); ok && !c.writes.Has(objKey, cl.Name) {
+			if memberCopy != nil {
+				out.inSync = append(out.inSync, federatedtypes.Member{Cluster: cl.Name, Object: memberCopy})
+			}
+			continue
+		}
+		action := memberwrites.Apply
+		if !placed[cl.Name] {
+			action = memberwrites.Unplace
+		}
+		out.writes = append(out.writes, memberwrites.ClusterTask{Cluster: cl.Name,
+			Task: memberwrites.Task{Action: action, Fed: fed, Desired: d, Hash: h}})
+	}
+	return out, nil
+}
+
+// get returns the federated object from the cache.
+func (c *Controller) get(ns, name string) (*unstructured.Unstructured, error) {
+	var obj any
+	var err error
+	if c.typ.Namespaced {
+		obj, err = c.lister.ByNamespace(ns).Get(name)
+	} else {
+		obj, err = c.lister.Get(name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*unstructured.Unstructured), nil
+}
+
+// inSync reports, from the member's cache alone, that a member holds what
+// it should of fed, and returns its copy (nil when it should have none).
+func (c *Controller) inSync(cluster string, fed, desired *unstructured.Unstructured, hash string, placed bool) (*unstructured.Unstructured, bool) {
+	cur, exists := c.members.Get(cluster, c.typ.Resource, fed.GetNamespace(), fed.GetName())
+	if !placed {
+		return nil, !exists
+	}
+	objKey := key(fed.GetNamespace(), fed.GetName())
+	last, appliedBefore := c.applied.get(cluster, objKey)
+	if !exists {
+		// Our write of this very version, whose watch event has not come
+		// yet: the event brings the object back.
+		return nil, appliedBefore && last.unseen && last.hash == hash
+	}
+	if !InSync(cur, desired, hash, last.version) {
+		return nil, false
+	}
+	if !appliedBefore {
+		c.applied.remember(cluster, objKey, cur, false)
+	}
+	return cur, true
+}
+
+// Rolled reports whether every placed cluster holds the object as last
+// applied (its hash in hashes) and its controllers observed that generation.
+func Rolled(placed map[string]bool, members []federatedtypes.Member, hashes map[string]string) bool {
+	current := 0
+	for _, m := range members {
+		if !placed[m.Cluster] || m.Object.GetAnnotations()[federationv1beta1.AppliedHashAnnotation] != hashes[m.Cluster] {
+			continue
+		}
+		observed, _, _ := unstructured.NestedInt64(m.Object.Object, "status", "observedGeneration")
+		if observed >= m.Object.GetGeneration() {
+			current++
+		}
+	}
+	return current == len(placed)
+}
+
+func (c *Controller) resource(namespace string) dynamic.ResourceInterface {
+	if c.typ.Namespaced {
+		return c.fed.Namespace(namespace)
+	}
+	return c.fed
+}
+
+func splitKey(objKey string) (ns, name string) {
+	ns, name, _ = cache.SplitMetaNamespaceKey(objKey)
+	return ns, name
+}

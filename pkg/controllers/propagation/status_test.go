@@ -1,0 +1,111 @@
+package propagation
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
+)
+
+func TestPropagatedConditionKeepsItsTimeWhileNothingChanges(t *testing.T) {
+	t0, t1 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
+	first := propagated(nil, []string{"c2: no", "c1: no"}, false, t0)
+	assert.Equal(t, "False", first["status"])
+	assert.Equal(t, "c1: no; c2: no", first["message"], "sorted, whatever order the clusters answered in")
+	again := propagated(map[string]any{"conditions": []any{first}}, []string{"c1: no", "c2: no"}, false, t1)
+	assert.Equal(t, first, again)
+	assert.Equal(t, first, propagated(map[string]any{"conditions": []any{first}}, nil, true, t1), "kept while copies are being written")
+	assert.Nil(t, propagated(nil, nil, true, t1), "none before the first copies are written")
+	ok := propagated(map[string]any{"conditions": []any{first}}, nil, false, t1)
+	assert.Equal(t, "True", ok["status"])
+	assert.Equal(t, "2026-01-01T01:00:00Z", ok["lastTransitionTime"])
+}
+
+func deploymentObj() *unstructured.Unstructured {
+	o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+		"spec": map[string]any{"replicas": int64(1)}}}
+	o.SetName("d")
+	o.SetNamespace("ns")
+	o.SetGeneration(1)
+	o.SetFinalizers([]string{Finalizer})
+	return o
+}
+
+func TestAMemberThatRejectsGivesAConditionAndAnEvent(t *testing.T) {
+	members := newFakeMembers([]string{"c1", "c2"})
+	members.clients["c1"].PrependReactor("patch", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewNotFound(federatedtypes.ByName("deployments").Resource.GroupResource(), "d")
+	})
+	tc := newTestController(t, federatedtypes.ByName("deployments"), members, deploymentObj())
+	require.Error(t, tc.sync(t, "ns/d"))
+	statusWrites := func() []*unstructured.Unstructured {
+		var out []*unstructured.Unstructured
+		for _, a := range tc.fedClient.Actions() {
+			if u, ok := a.(clienttesting.UpdateAction); ok && a.GetSubresource() == "status" {
+				out = append(out, u.GetObject().(*unstructured.Unstructured))
+			}
+		}
+		return out
+	}
+	writes := statusWrites()
+	require.Len(t, writes, 2, "while the copies are written, then once they failed")
+	first, _, _ := unstructured.NestedSlice(writes[0].Object, "status", "conditions")
+	require.Len(t, first, 1, "no Propagated condition before the copies are written")
+	last := writes[1]
+	conditions, _, _ := unstructured.NestedSlice(last.Object, "status", "conditions")
+	require.Len(t, conditions, 2, "Propagated and ReplicasPlaced")
+	c := conditions[0].(map[string]any)
+	assert.Equal(t, PropagatedCondition, c["type"])
+	assert.Equal(t, ReplicasPlacedCondition, conditions[1].(map[string]any)["type"])
+	assert.Equal(t, "False", c["status"])
+	assert.Contains(t, c["message"], "applying Deployment ns/d in cluster c1")
+	_, found, _ := unstructured.NestedInt64(last.Object, "status", "observedGeneration")
+	assert.False(t, found, "not rolled out while a member lacks it")
+	events := tc.events()
+	assert.Contains(t, strings.Join(events, "\n"), "Warning CreateInClusterFailed Applying Deployment ns/d in cluster c1 failed")
+
+	// The same failure again: the lister now holds the written status.
+	require.NoError(t, tc.indexer.Update(last))
+	require.NoError(t, tc.sync(t, "ns/d"), "the failed copy waits out its backoff")
+	assert.Len(t, statusWrites(), 2, "an unchanged failure writes no status")
+}
+
+// withHash is a member copy of generation with these annotations and status.
+func withHash(cluster string, generation int64, annotations map[string]string, status map[string]any) federatedtypes.Member {
+	o := &unstructured.Unstructured{Object: map[string]any{"status": status}}
+	o.SetName("x")
+	o.SetNamespace("ns")
+	o.SetGeneration(generation)
+	o.SetAnnotations(annotations)
+	return federatedtypes.Member{Cluster: cluster, Object: o}
+}
+
+func TestRolled(t *testing.T) {
+	cur := map[string]string{federationv1beta1.AppliedHashAnnotation: "h"}
+	old := map[string]string{federationv1beta1.AppliedHashAnnotation: "old"}
+	observed := func(g int64) map[string]any { return map[string]any{"observedGeneration": g} }
+	placed := map[string]bool{"c1": true, "c2": true}
+	for _, tt := range []struct {
+		name    string
+		members []federatedtypes.Member
+		want    bool
+	}{
+		{"every member holds and observed it", []federatedtypes.Member{withHash("c1", 2, cur, observed(2)), withHash("c2", 5, cur, observed(5))}, true},
+		{"a member has not observed it yet", []federatedtypes.Member{withHash("c1", 2, cur, observed(2)), withHash("c2", 5, cur, observed(4))}, false},
+		{"a member holds an older object", []federatedtypes.Member{withHash("c1", 2, cur, observed(2)), withHash("c2", 5, old, observed(5))}, false},
+		{"a member has no copy", []federatedtypes.Member{withHash("c1", 2, cur, observed(2))}, false},
+		{"copies where not placed do not count", []federatedtypes.Member{withHash("c1", 2, cur, observed(2)), withHash("c9", 1, cur, observed(1))}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, Rolled(placed, tt.members, map[string]string{"c1": "h", "c2": "h", "c9": "h"}))
+		})
+	}
+}

@@ -1,0 +1,44 @@
+package propagation
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func TestNeedsSync(t *testing.T) {
+	base := configMapObj("a")
+	base.SetResourceVersion("1")
+	change := func(f func(o *unstructured.Unstructured)) *unstructured.Unstructured {
+		o := base.DeepCopy()
+		o.SetResourceVersion("2")
+		f(o)
+		return o
+	}
+	withFinalizer := change(func(o *unstructured.Unstructured) { o.SetFinalizers([]string{Finalizer}) })
+	for _, tt := range []struct {
+		name     string
+		old, cur *unstructured.Unstructured
+		want     bool
+	}{
+		{"our finalizer added", base, withFinalizer, false},
+		{"status written", base, change(func(o *unstructured.Unstructured) { o.Object["status"] = map[string]any{"replicas": int64(3)} }), false},
+		{"managed fields only", base, change(func(o *unstructured.Unstructured) {
+			o.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: FieldManager}})
+		}), false},
+		{"data changed", base, change(func(o *unstructured.Unstructured) { o.Object["data"] = map[string]any{"k": "new"} }), true},
+		{"annotation changed", base, change(func(o *unstructured.Unstructured) { o.SetAnnotations(map[string]string{"x": "y"}) }), true},
+		{"finalizer removed", withFinalizer, change(func(*unstructured.Unstructured) {}), true},
+		{"deletion started", withFinalizer, change(func(o *unstructured.Unstructured) {
+			o.SetFinalizers([]string{Finalizer})
+			o.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
+		}), true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, needsSync(tt.old, tt.cur))
+		})
+	}
+}

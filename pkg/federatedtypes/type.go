@@ -1,0 +1,91 @@
+package federatedtypes
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Type says how one federated type is served and propagated.
+type Type struct {
+	// Name of the propagation controller in --controllers, such as "configmaps".
+	Name string
+	// Resource and Kind of the type, the same at the federation and in members.
+	Resource schema.GroupVersionResource
+	Kind     string
+	// Served are the group/versions the federation apiserver serves the
+	// resource under, besides Resource's own (v1-era extensions/v1beta1,
+	// autoscaling/v1).
+	Served []schema.GroupVersion
+	// Namespaced types are only placed where their namespace is.
+	Namespaced bool
+	// Fields are the top-level fields that travel besides metadata, such as
+	// "spec" or "data".
+	Fields []string
+	// Prune removes from a copy of the federated object what must not travel
+	// inside Fields (member-allocated or federation-generated values).
+	Prune func(obj *unstructured.Unstructured)
+	// Status computes the federated object's status, and annotations to
+	// set on it, from its members' copies; nil when the type brings nothing
+	// back. The status replaces the federated object's whole status.
+	Status func(members []Member) (status map[string]any, annotations map[string]string)
+	// Settle adjusts the status computed from the members to the current
+	// one where the federation apiserver refuses to go back (a Job's
+	// counters, startTime, completion), for example while a member is away.
+	Settle func(current, status map[string]any)
+	// Endpoints asks for Member.ReadyEndpoints to be filled (Services).
+	Endpoints bool
+	// ObservedGeneration sets status.observedGeneration to the federated
+	// object's generation once every selected member holds and observed it,
+	// so that `kubectl rollout status` waits for every member.
+	ObservedGeneration bool
+	// Replicas divides the type's replica counts over the clusters with the
+	// planner (workloads); nil for types copied whole to every cluster.
+	Replicas *ReplicaFields
+	// DividesHPA divides an HPA's min/max over the clusters that run its
+	// target, and marks the target so that members own its replica count.
+	DividesHPA bool
+	// Conditions sets the Propagated condition in status.conditions, which
+	// says which members failed: types whose status has conditions of free
+	// types (apps/v1, Service, HorizontalPodAutoscaler). Not Job: its
+	// conditions drive the job controller, and kubectl reads them.
+	Conditions bool
+}
+
+// ReplicaFields say how a workload type is divided over clusters.
+type ReplicaFields struct {
+	// Annotation holds the replica allocation preferences.
+	Annotation string
+	// Fields of spec that are divided; the first is also bounded by the
+	// clusters' capacity (pods that stay unschedulable).
+	Fields []string
+	// Fixed fields are divided once and then kept, because members cannot
+	// change them (a Job's completions).
+	Fixed map[string]bool
+	// FixedTemplate says the pod template cannot change once the object
+	// exists (a Job's): a copy that a member holds without the federation's
+	// pod label (adopted, or older than the label) is sent without it.
+	FixedTemplate bool
+}
+
+// Member is one member cluster's copy of a federated object.
+type Member struct {
+	// Cluster is the member cluster's name.
+	Cluster string
+	// Object is the member's copy.
+	Object *unstructured.Unstructured
+	// ReadyEndpoints reports whether a Service has ready endpoints there.
+	ReadyEndpoints bool
+}
+
+// MetadataOnly reports whether only the metadata of member copies is
+// read: nothing comes back from them (no status, no replicas), and whether
+// a copy is in sync is told by our hash, labels and version.
+func (t *Type) MetadataOnly() bool {
+	return t.Status == nil && t.Replicas == nil && !t.DividesHPA && !t.Endpoints
+}
+
+// ServedVersions are every group/version the resource is served under, its
+// own first.
+func (t *Type) ServedVersions() []schema.GroupVersion {
+	return append([]schema.GroupVersion{t.Resource.GroupVersion()}, t.Served...)
+}
