@@ -8,10 +8,6 @@ import (
 	"sync"
 	"time"
 
-	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
-	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/queueworker"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +26,11 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
+	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/queueworker"
 )
 
 // FederationLabel marks the member-side objects a federation put there; its

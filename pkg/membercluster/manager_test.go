@@ -6,10 +6,6 @@ import (
 	"testing"
 	"time"
 
-	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	fedfake "github.com/federation-v1/federation/pkg/generated/clientset/versioned/fake"
-	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
-	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +17,11 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	fedfake "github.com/federation-v1/federation/pkg/generated/clientset/versioned/fake"
+	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
+	"github.com/federation-v1/federation/pkg/poll"
 )
 
 // countingHandler counts what the manager tells it.

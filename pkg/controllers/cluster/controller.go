@@ -10,13 +10,6 @@ import (
 	"sync"
 	"time"
 
-	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/clusterhealth"
-	"github.com/federation-v1/federation/pkg/generated/clientset/versioned"
-	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
-	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/membercluster"
-	"github.com/federation-v1/federation/pkg/queueworker"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,6 +23,14 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/clusterhealth"
+	"github.com/federation-v1/federation/pkg/generated/clientset/versioned"
+	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
+	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/queueworker"
 )
 
 // Name is the controller's name in --controllers.

@@ -4,10 +4,11 @@ import (
 	"slices"
 	"time"
 
-	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/clusterhealth"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/clusterhealth"
 )
 
 // Condition reasons.

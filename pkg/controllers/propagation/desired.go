@@ -5,10 +5,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/planner/replicaplan"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // notTravelling are the federation's own annotations of the federated

@@ -3,14 +3,14 @@ package propagation
 import (
 	"testing"
 
-	"github.com/federation-v1/federation/pkg/planner/replicaplan"
-
-	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
+	"github.com/federation-v1/federation/pkg/planner/replicaplan"
 )
 
 func parse(t *testing.T, manifest string) *unstructured.Unstructured {

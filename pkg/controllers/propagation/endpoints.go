@@ -4,10 +4,10 @@ import (
 	"context"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
-
-	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
 // The member EndpointSlices of a federated Service carry the federation's

@@ -7,14 +7,14 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/federation-v1/federation/pkg/federatedtypes"
-
-	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/planner/replicaplan"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
+	"github.com/federation-v1/federation/pkg/planner/replicaplan"
 )
 
 // hpaTargets are the kinds whose replicas a federated HPA divides.

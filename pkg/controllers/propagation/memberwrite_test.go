@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
 // drain runs the member writes queued for one cluster.

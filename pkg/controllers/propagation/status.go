@@ -10,9 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/federation-v1/federation/pkg/federatedtypes"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
 // writeStatus brings the members' status back to the federated object,

@@ -13,13 +13,6 @@ import (
 	"strings"
 	"time"
 
-	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/dnsprovider"
-	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
-	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/queueworker"
-	"github.com/federation-v1/federation/pkg/servicedns"
-	"github.com/federation-v1/federation/pkg/serviceingresses"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
@@ -31,6 +24,14 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/dnsprovider"
+	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
+	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/queueworker"
+	"github.com/federation-v1/federation/pkg/servicedns"
+	"github.com/federation-v1/federation/pkg/serviceingresses"
 )
 
 // Name is the controller's name in --controllers.

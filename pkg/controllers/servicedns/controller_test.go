@@ -7,13 +7,6 @@ import (
 	"testing"
 	"time"
 
-	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/dnsprovider"
-	dnsfake "github.com/federation-v1/federation/pkg/dnsprovider/fake"
-	fedfake "github.com/federation-v1/federation/pkg/generated/clientset/versioned/fake"
-	fedinformerfactory "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
-	"github.com/federation-v1/federation/pkg/servicedns"
-	"github.com/federation-v1/federation/pkg/serviceingresses"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +14,14 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/dnsprovider"
+	dnsfake "github.com/federation-v1/federation/pkg/dnsprovider/fake"
+	fedfake "github.com/federation-v1/federation/pkg/generated/clientset/versioned/fake"
+	fedinformerfactory "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
+	"github.com/federation-v1/federation/pkg/servicedns"
+	"github.com/federation-v1/federation/pkg/serviceingresses"
 )
 
 func cluster(name, region, zone string, isReady bool) *federationv1beta1.Cluster {

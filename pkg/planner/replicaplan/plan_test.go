@@ -3,11 +3,12 @@ package replicaplan
 import (
 	"testing"
 
-	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
 func workload(kind string, spec map[string]any, annotations map[string]string) *unstructured.Unstructured {
