@@ -1,5 +1,6 @@
 // Command federation-controller-manager runs the federation's controllers:
-// cluster health now, propagation, status and DNS as they are built.
+// cluster health, propagation of every federated type to the member
+// clusters with status brought back, and the federated Services' DNS records.
 package main
 
 import (

@@ -1,5 +1,6 @@
 // Command kubefed creates a federation and adds clusters to it: init, join,
-// unjoin, as in Kubernetes Federation v1.
+// unjoin, as in Kubernetes Federation v1, and runs local federations
+// (start, stop, delete).
 package main
 
 import (

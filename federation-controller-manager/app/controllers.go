@@ -36,7 +36,7 @@ type ControllerContext struct {
 	FedDynamic       dynamic.Interface
 	DynamicInformers dynamicinformer.DynamicSharedInformerFactory
 	// Members owns the member clusters' clients and caches; made by the
-	// first sync controller, run once by the controller manager.
+	// first propagation controller, run once by the controller manager.
 	Members *membercluster.Manager
 	// Capacity estimates what members can schedule of divided workloads;
 	// made with the first such controller.
@@ -47,7 +47,7 @@ type ControllerContext struct {
 // members' pending pods of federated workloads) the first time.
 func (cc *ControllerContext) capacity(members *membercluster.Manager) *capacity.Estimator {
 	if cc.Capacity == nil {
-		cc.Capacity = capacity.New(cc.Options.Sync.UnschedulableWindow, func(cluster, ns, name string) bool {
+		cc.Capacity = capacity.New(cc.Options.Propagation.UnschedulableWindow, func(cluster, ns, name string) bool {
 			_, ok := members.Get(cluster, membercluster.PodsResource, ns, name)
 			return ok
 		})
@@ -88,18 +88,18 @@ var controllers = map[string]initFunc{
 
 func init() {
 	for _, a := range federatedtypes.All {
-		controllers[a.Name] = syncInit(a)
+		controllers[a.Name] = propagationInit(a)
 	}
 }
 
-// syncInit makes the init function of the sync controller of one type.
-func syncInit(a *federatedtypes.Type) initFunc {
+// propagationInit makes the init function of the propagation controller of one type.
+func propagationInit(a *federatedtypes.Type) initFunc {
 	return func(_ context.Context, cc *ControllerContext) (func(context.Context) error, error) {
 		members, err := cc.members()
 		if err != nil {
 			return nil, err
 		}
-		c, err := propagation.New(a, cc.FedDynamic, cc.DynamicInformers.ForResource(a.Resource), members, cc.Recorder, cc.Options.Sync)
+		c, err := propagation.New(a, cc.FedDynamic, cc.DynamicInformers.ForResource(a.Resource), members, cc.Recorder, cc.Options.Propagation)
 		if err != nil {
 			return nil, err
 		}

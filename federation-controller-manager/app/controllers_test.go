@@ -30,7 +30,7 @@ func TestSyncOptionsAreValidated(t *testing.T) {
 	o := NewOptions()
 	o.Kubeconfig = "x"
 	o.FederationName = "not a label value!"
-	o.Sync.Workers = 0
+	o.Propagation.Workers = 0
 	err := o.Validate()
 	assert.ErrorContains(t, err, "--federation-name")
 	assert.ErrorContains(t, err, "--concurrent-object-syncs")

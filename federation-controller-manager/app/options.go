@@ -34,8 +34,8 @@ type Options struct {
 	// apiserver.
 	QPS   float32
 	Burst int
-	// Sync tunes the sync controllers of the federated types.
-	Sync propagation.Options
+	// Propagation tunes the propagation controllers of the federated types.
+	Propagation propagation.Options
 	// FederationName is the federation's name, as in its DNS names, and
 	// the value of the label on member copies of federated objects.
 	FederationName string
@@ -70,7 +70,7 @@ func NewOptions() *Options {
 		},
 		QPS:   100,
 		Burst: 200,
-		Sync: propagation.Options{
+		Propagation: propagation.Options{
 			// Per type: objects reconciled in parallel, and writes in flight
 			// per member (enough to keep its client's QPS busy: make bench).
 			Workers:       20,
@@ -96,10 +96,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Cluster.Workers, "concurrent-cluster-syncs", o.Cluster.Workers, "clusters probed in parallel")
 	fs.Float32Var(&o.QPS, "federation-api-qps", o.QPS, "queries per second to the federation apiserver")
 	fs.IntVar(&o.Burst, "federation-api-burst", o.Burst, "burst of queries to the federation apiserver")
-	fs.IntVar(&o.Sync.Workers, "concurrent-object-syncs", o.Sync.Workers, "federated objects of one type reconciled in parallel, and member writes of that type in flight per member cluster")
-	fs.DurationVar(&o.Sync.MemberTimeout, "member-timeout", o.Sync.MemberTimeout, "timeout of every call to a member cluster")
-	fs.DurationVar(&o.Sync.DeletionWait, "deletion-wait", o.Sync.DeletionWait, "how long a deletion waits for a selected cluster that is not Ready before giving up on its copy")
-	fs.DurationVar(&o.Sync.UnschedulableWindow, "unschedulable-pod-window", o.Sync.UnschedulableWindow, "how long pods of a federated Deployment, ReplicaSet or Job may stay unschedulable in a member before its capacity there is lowered and the surplus re-planned onto other clusters (the estimate holds for 5 times this)")
+	fs.IntVar(&o.Propagation.Workers, "concurrent-object-syncs", o.Propagation.Workers, "federated objects of one type reconciled in parallel, and member writes of that type in flight per member cluster")
+	fs.DurationVar(&o.Propagation.MemberTimeout, "member-timeout", o.Propagation.MemberTimeout, "timeout of every call to a member cluster")
+	fs.DurationVar(&o.Propagation.DeletionWait, "deletion-wait", o.Propagation.DeletionWait, "how long a deletion waits for a selected cluster that is not Ready before giving up on its copy")
+	fs.DurationVar(&o.Propagation.UnschedulableWindow, "unschedulable-pod-window", o.Propagation.UnschedulableWindow, "how long pods of a federated Deployment, ReplicaSet or Job may stay unschedulable in a member before its capacity there is lowered and the surplus re-planned onto other clusters (the estimate holds for 5 times this)")
 	fs.StringVar(&o.FederationName, "federation-name", o.FederationName, "name of the federation, as in its DNS names (SERVICE.NAMESPACE.FEDERATION.svc.ZONE) and in the "+membercluster.FederationLabel+" label on member copies")
 	fs.StringVar(&o.DNS.Provider, "dns-provider", o.DNS.Provider, "DNS provider of the service DNS records: coredns")
 	fs.StringVar(&o.DNS.ProviderConfig, "dns-provider-config", o.DNS.ProviderConfig, "coredns-provider.conf (v1 format: etcd-endpoints, zones, coredns-endpoints); without it the service-dns controller does not run")
@@ -133,10 +133,10 @@ func (o *Options) Validate() error {
 	if o.Cluster.Thresholds.Failure < 1 || o.Cluster.Thresholds.Success < 1 {
 		errs = append(errs, errors.New("--cluster-failure-threshold and --cluster-success-threshold must be at least 1"))
 	}
-	if o.Sync.UnschedulableWindow <= 0 {
+	if o.Propagation.UnschedulableWindow <= 0 {
 		errs = append(errs, errors.New("--unschedulable-pod-window must be positive"))
 	}
-	if o.Sync.Workers < 1 || o.Sync.MemberTimeout <= 0 || o.Sync.DeletionWait < 0 {
+	if o.Propagation.Workers < 1 || o.Propagation.MemberTimeout <= 0 || o.Propagation.DeletionWait < 0 {
 		errs = append(errs, errors.New("--concurrent-object-syncs must be at least 1, --member-timeout positive, --deletion-wait not negative"))
 	}
 	if len(validation.IsValidLabelValue(o.FederationName)) > 0 || o.FederationName == "" {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/federation-v1/federation/pkg/controllers/servicedns"
 	"github.com/federation-v1/federation/pkg/dnsprovider/coredns"
-	dnsrecords "github.com/federation-v1/federation/pkg/servicedns"
+	"github.com/federation-v1/federation/pkg/dnsrecords"
 )
 
 // startServiceDNS builds the service DNS controller on the coredns provider

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	daemonsetstore "k8s.io/kubernetes/pkg/registry/apps/daemonset/storage"
@@ -9,30 +10,47 @@ import (
 	ingressstore "k8s.io/kubernetes/pkg/registry/networking/ingress/storage"
 )
 
-// extensionsStorage is the storage of extensions/v1beta1: the same stores
-// as apps/v1 (workloads) and networking.k8s.io/v1 (ingresses), so v1-era
-// manifests are stored as the current versions and readable through both,
-// plus the deployments/rollback that only v1 had.
-func extensionsStorage(workloads map[string]rest.Storage, rollback rest.Storage, ingress *ingressstore.REST, ingressStatus *ingressstore.StatusREST) map[string]rest.Storage {
-	storage := map[string]rest.Storage{
-		"ingresses":            legacyAlias{ingress.Store},
-		"ingresses/status":     ingressStatus,
-		"deployments/rollback": rollback,
-	}
-	for name, s := range workloads {
-		switch st := s.(type) {
-		case *deploymentstore.REST:
-			s = legacyAlias{st.Store}
-		case *replicasetstore.REST:
-			s = legacyAlias{st.Store}
-		case *daemonsetstore.REST:
-			s = legacyAlias{st.Store}
-		case scaleStorage:
-			s = legacyScale{st}
+// extensions is the v1-era group/version that serves the apps and
+// networking resources with the same stores as their current versions, so
+// v1-era manifests are stored as the current versions and readable through
+// both.
+var extensions = schema.GroupVersion{Group: "extensions", Version: "v1beta1"}
+
+// extensionsOnly are the subresources only v1 had, served under extensions
+// alone.
+var extensionsOnly = map[string]bool{"deployments/rollback": true}
+
+// storesFor returns a resource's stores as served under gv: under
+// extensions/v1beta1 as legacy aliases, elsewhere without the
+// extensions-only subresources.
+func storesFor(gv schema.GroupVersion, stores map[string]rest.Storage) map[string]rest.Storage {
+	served := make(map[string]rest.Storage, len(stores))
+	for name, s := range stores {
+		switch {
+		case gv == extensions:
+			served[name] = legacy(s)
+		case !extensionsOnly[name]:
+			served[name] = s
 		}
-		storage[name] = s
 	}
-	return storage
+	return served
+}
+
+// legacy wraps a store for extensions/v1beta1.
+func legacy(s rest.Storage) rest.Storage {
+	switch st := s.(type) {
+	case *deploymentstore.REST:
+		return legacyAlias{st.Store}
+	case *replicasetstore.REST:
+		return legacyAlias{st.Store}
+	case *daemonsetstore.REST:
+		return legacyAlias{st.Store}
+	case *ingressstore.REST:
+		return legacyAlias{st.Store}
+	case scaleStorage:
+		return legacyScale{st}
+	}
+	return s
 }
 
 // legacyAlias serves a store under extensions/v1beta1 without the short

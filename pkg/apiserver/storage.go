@@ -2,159 +2,121 @@ package apiserver
 
 import (
 	"fmt"
+	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
-	daemonsetstore "k8s.io/kubernetes/pkg/registry/apps/daemonset/storage"
-	deploymentstore "k8s.io/kubernetes/pkg/registry/apps/deployment/storage"
-	replicasetstore "k8s.io/kubernetes/pkg/registry/apps/replicaset/storage"
-	hpastore "k8s.io/kubernetes/pkg/registry/autoscaling/horizontalpodautoscaler/storage"
-	jobstore "k8s.io/kubernetes/pkg/registry/batch/job/storage"
-	configmapstore "k8s.io/kubernetes/pkg/registry/core/configmap/storage"
-	eventstore "k8s.io/kubernetes/pkg/registry/core/event/storage"
-	namespacestore "k8s.io/kubernetes/pkg/registry/core/namespace/storage"
-	secretstore "k8s.io/kubernetes/pkg/registry/core/secret/storage"
-	ingressstore "k8s.io/kubernetes/pkg/registry/networking/ingress/storage"
 
-	"github.com/federation-v1/federation/pkg/apis/federation"
-	servicestore "github.com/federation-v1/federation/pkg/registry/core/service/storage"
-	clusterstore "github.com/federation-v1/federation/pkg/registry/federation/cluster/storage"
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
-// apiGroups builds the REST storage of every served group. The legacy core
-// group ("/api/v1") is returned separately because it is installed under
-// another prefix.
+// coreV1 is the legacy core group's only version, served under /api.
+var coreV1 = schema.GroupVersion{Version: "v1"}
+
+// apiGroups builds the REST storage of every served group: each federated
+// type under each group/version the table serves it under, then what the
+// federation serves without propagating it (events, clusters). The legacy
+// core group ("/api/v1") is returned separately because it is installed
+// under another prefix.
 func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64) (legacy *genericapiserver.APIGroupInfo, groups []*genericapiserver.APIGroupInfo, err error) {
-	newGroup := func(name string) *genericapiserver.APIGroupInfo {
-		g := genericapiserver.NewDefaultAPIGroupInfo(name, legacyscheme.Scheme, metav1.ParameterCodec, legacyscheme.Codecs)
-		return &g
-	}
-
-	core := newGroup("")
-	coreV1, err := coreStorage(getter, eventTTLSeconds)
-	if err != nil {
-		return nil, nil, err
-	}
-	core.VersionedResourcesStorageMap["v1"] = coreV1
-
-	workloads, rollback, err := workloadStorage(getter)
-	if err != nil {
-		return nil, nil, err
-	}
-	ingress, ingressStatus, err := ingressstore.NewREST(getter)
-	if err != nil {
-		return nil, nil, fmt.Errorf("creating ingress storage: %w", err)
-	}
-
-	apps := newGroup("apps")
-	apps.VersionedResourcesStorageMap["v1"] = workloads
-
-	extensions := newGroup("extensions")
-	extensions.VersionedResourcesStorageMap["v1beta1"] = extensionsStorage(workloads, rollback, ingress, ingressStatus)
-
-	networking := newGroup("networking.k8s.io")
-	networking.VersionedResourcesStorageMap["v1"] = map[string]rest.Storage{
-		"ingresses":        ingress,
-		"ingresses/status": ingressStatus,
-	}
-
-	jobs, err := jobstore.NewStorage(getter)
-	if err != nil {
-		return nil, nil, fmt.Errorf("creating job storage: %w", err)
-	}
-	batch := newGroup("batch")
-	batch.VersionedResourcesStorageMap["v1"] = map[string]rest.Storage{
-		"jobs":        jobs.Job,
-		"jobs/status": jobs.Status,
-	}
-
-	hpa, hpaStatus, err := hpastore.NewREST(getter)
-	if err != nil {
-		return nil, nil, fmt.Errorf("creating horizontalpodautoscaler storage: %w", err)
-	}
-	autoscaling := newGroup("autoscaling")
-	for _, version := range []string{"v1", "v2"} {
-		autoscaling.VersionedResourcesStorageMap[version] = map[string]rest.Storage{
-			"horizontalpodautoscalers":        hpa,
-			"horizontalpodautoscalers/status": hpaStatus,
+	served := servedStorage{}
+	for _, t := range federatedtypes.All {
+		build := federatedStores[t.Name]
+		if build == nil {
+			return nil, nil, fmt.Errorf("no storage for the federated type %q", t.Name)
+		}
+		stores, err := build(getter)
+		if err != nil {
+			return nil, nil, fmt.Errorf("creating %s storage: %w", t.Name, err)
+		}
+		for _, gv := range t.ServedVersions() {
+			served.add(gv, storesFor(gv, stores))
 		}
 	}
 
-	cluster, clusterStatus, err := clusterstore.NewREST(getter)
+	events, err := eventsStores(getter, eventTTLSeconds)
 	if err != nil {
-		return nil, nil, fmt.Errorf("creating cluster storage: %w", err)
+		return nil, nil, fmt.Errorf("creating events storage: %w", err)
 	}
-	fed := newGroup(federation.GroupName)
-	fed.NegotiatedSerializer = withoutProtobuf{fed.NegotiatedSerializer}
-	fed.VersionedResourcesStorageMap["v1beta1"] = map[string]rest.Storage{
-		"clusters":        cluster,
-		"clusters/status": clusterStatus,
+	served.add(coreV1, events)
+	clusters, err := clusterStores(getter)
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating clusters storage: %w", err)
 	}
+	served.add(federationv1beta1.SchemeGroupVersion, clusters)
 
-	return core, []*genericapiserver.APIGroupInfo{apps, extensions, networking, batch, autoscaling, fed}, nil
+	for _, group := range served.groups() {
+		info := genericapiserver.NewDefaultAPIGroupInfo(group, legacyscheme.Scheme, metav1.ParameterCodec, legacyscheme.Codecs)
+		if group == federationv1beta1.SchemeGroupVersion.Group {
+			info.NegotiatedSerializer = withoutProtobuf{info.NegotiatedSerializer}
+		}
+		for gv, stores := range served {
+			if gv.Group == group {
+				info.VersionedResourcesStorageMap[gv.Version] = stores
+			}
+		}
+		if group == coreV1.Group {
+			legacy = &info
+		} else {
+			groups = append(groups, &info)
+		}
+	}
+	return legacy, groups, nil
 }
 
-// coreStorage builds the storage of the served core (v1) resources.
-func coreStorage(getter generic.RESTOptionsGetter, eventTTLSeconds uint64) (map[string]rest.Storage, error) {
-	namespaces, namespaceStatus, namespaceFinalize, err := namespacestore.NewREST(getter)
-	if err != nil {
-		return nil, fmt.Errorf("creating namespace storage: %w", err)
+// servedGroupVersions are the group/versions the server serves, for the
+// storage factory's resource configuration.
+func servedGroupVersions() []schema.GroupVersion {
+	gvs := []schema.GroupVersion{coreV1, federationv1beta1.SchemeGroupVersion}
+	for _, t := range federatedtypes.All {
+		gvs = append(gvs, t.ServedVersions()...)
 	}
-	services, serviceStatus, err := servicestore.NewREST(getter)
-	if err != nil {
-		return nil, fmt.Errorf("creating service storage: %w", err)
-	}
-	secrets, err := secretstore.NewREST(getter)
-	if err != nil {
-		return nil, fmt.Errorf("creating secret storage: %w", err)
-	}
-	configMaps, err := configmapstore.NewREST(getter)
-	if err != nil {
-		return nil, fmt.Errorf("creating configmap storage: %w", err)
-	}
-	events, err := eventstore.NewREST(getter, eventTTLSeconds)
-	if err != nil {
-		return nil, fmt.Errorf("creating event storage: %w", err)
-	}
-	return map[string]rest.Storage{
-		"namespaces":          namespaces,
-		"namespaces/status":   namespaceStatus,
-		"namespaces/finalize": namespaceFinalize,
-		"services":            services,
-		"services/status":     serviceStatus,
-		"secrets":             secrets,
-		"configmaps":          configMaps,
-		"events":              events,
-	}, nil
+	return gvs
 }
 
-// workloadStorage builds the storage of the served apps resources, shared by
-// apps/v1 and extensions/v1beta1, and the deployments/rollback storage that
-// only extensions/v1beta1 serves.
-func workloadStorage(getter generic.RESTOptionsGetter) (map[string]rest.Storage, rest.Storage, error) {
-	deployments, err := deploymentstore.NewStorage(getter)
-	if err != nil {
-		return nil, nil, fmt.Errorf("creating deployment storage: %w", err)
+// servedStorage is the storage of each served group/version, keyed by
+// resource ("deployments") and subresource ("deployments/status").
+type servedStorage map[schema.GroupVersion]map[string]rest.Storage
+
+func (s servedStorage) add(gv schema.GroupVersion, stores map[string]rest.Storage) {
+	if s[gv] == nil {
+		s[gv] = map[string]rest.Storage{}
 	}
-	replicaSets, err := replicasetstore.NewStorage(getter)
-	if err != nil {
-		return nil, nil, fmt.Errorf("creating replicaset storage: %w", err)
+	for name, store := range stores {
+		s[gv][name] = store
 	}
-	daemonSets, daemonSetStatus, err := daemonsetstore.NewREST(getter)
-	if err != nil {
-		return nil, nil, fmt.Errorf("creating daemonset storage: %w", err)
+}
+
+// groups are the served group names in the order they were first added,
+// so that discovery lists them in the table's order.
+func (s servedStorage) groups() []string {
+	var names []string
+	seen := map[string]bool{}
+	add := func(group string) {
+		if !seen[group] {
+			seen[group] = true
+			names = append(names, group)
+		}
 	}
-	return map[string]rest.Storage{
-		"deployments":        deployments.Deployment,
-		"deployments/status": deployments.Status,
-		"deployments/scale":  deployments.Scale,
-		"replicasets":        replicaSets.ReplicaSet,
-		"replicasets/status": replicaSets.Status,
-		"replicasets/scale":  replicaSets.Scale,
-		"daemonsets":         daemonSets,
-		"daemonsets/status":  daemonSetStatus,
-	}, deployments.Rollback, nil
+	for _, t := range federatedtypes.All {
+		for _, gv := range t.ServedVersions() {
+			add(gv.Group)
+		}
+	}
+	var others []string
+	for gv := range s {
+		if !seen[gv.Group] {
+			others = append(others, gv.Group)
+		}
+	}
+	sort.Strings(others)
+	for _, group := range others {
+		add(group)
+	}
+	return names
 }

@@ -3,13 +3,6 @@ package apiserver
 import (
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	extensionsv1beta1 "k8s.io/api/extensions/v1beta1"
-	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
@@ -18,7 +11,6 @@ import (
 	"k8s.io/kubernetes/pkg/kubeapiserver"
 
 	"github.com/federation-v1/federation/pkg/apis/federation"
-	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
 
 // NewStorageFactory returns the storage factory of the served resources,
@@ -28,16 +20,7 @@ import (
 // have no protobuf encoding and are stored as JSON.
 func NewStorageFactory(etcd *genericoptions.EtcdOptions, version basecompatibility.EffectiveVersion) (*serverstorage.DefaultStorageFactory, error) {
 	resourceConfig := serverstorage.NewResourceConfig()
-	resourceConfig.EnableVersions(
-		corev1.SchemeGroupVersion,
-		appsv1.SchemeGroupVersion,
-		extensionsv1beta1.SchemeGroupVersion,
-		networkingv1.SchemeGroupVersion,
-		batchv1.SchemeGroupVersion,
-		autoscalingv1.SchemeGroupVersion,
-		autoscalingv2.SchemeGroupVersion,
-		federationv1beta1.SchemeGroupVersion,
-	)
+	resourceConfig.EnableVersions(servedGroupVersions()...)
 	config := kubeapiserver.NewStorageFactoryConfigEffectiveVersion(version)
 	config.APIResourceConfig = resourceConfig
 	factory, err := config.Complete(etcd).New()

@@ -2,7 +2,7 @@
 // federation's finalizer (federation.kubernetes.io/delete-from-underlying-clusters)
 // on a federated object as it is created, once a member cluster has joined.
 //
-// The sync controllers add the finalizer themselves when it is missing, so
+// The propagation controllers add the finalizer themselves when it is missing, so
 // this plugin only saves each new object that extra write (and the watch
 // event it sends to every watcher): a create becomes one federation write
 // instead of two. It follows StorageObjectInUseProtection, which sets the

@@ -5,7 +5,7 @@ import (
 	"k8s.io/component-base/metrics/legacyregistry"
 )
 
-// metricsSet are the sync controllers' Prometheus metrics, served on the
+// metricsSet are the propagation controllers' Prometheus metrics, served on the
 // controller manager's /metrics. Queue depth comes from the work queue
 // metrics (workqueue_depth{name="sync_<type>"}).
 type metricsSet struct {

@@ -27,10 +27,10 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/dnsprovider"
+	"github.com/federation-v1/federation/pkg/dnsrecords"
 	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
 	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/queueworker"
-	"github.com/federation-v1/federation/pkg/servicedns"
 	"github.com/federation-v1/federation/pkg/serviceingresses"
 )
 
@@ -46,7 +46,7 @@ const (
 // Options configure the records.
 type Options struct {
 	// Records are the federation name, zone and TTL of the names.
-	Records servicedns.Config
+	Records dnsrecords.Config
 	// Workers sync Services in parallel.
 	Workers int
 }
@@ -148,7 +148,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	svc := servicedns.Service{Namespace: namespace, Name: name}
+	svc := dnsrecords.Service{Namespace: namespace, Name: name}
 	obj, err := c.services.Services(namespace).Get(name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
@@ -159,14 +159,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err == nil && obj.Spec.Type == corev1.ServiceTypeLoadBalancer && obj.DeletionTimestamp == nil {
 		clusters, err := c.clustersOf(obj)
 		if err == nil {
-			desired, err = servicedns.Desired(ctx, c.opts.Records, svc, clusters)
+			desired, err = dnsrecords.Desired(ctx, c.opts.Records, svc, clusters)
 		}
 		if err != nil {
 			c.recorder.Eventf(obj, corev1.EventTypeWarning, ReasonRecordsFailed, "DNS records of %s: %v", key, err)
 			return nil // retrying cannot help until the Service or a Cluster changes
 		}
 	}
-	changes, err := servicedns.Apply(ctx, c.opts.Records, svc, c.zone, desired)
+	changes, err := dnsrecords.Apply(ctx, c.opts.Records, svc, c.zone, desired)
 	if err != nil {
 		return fmt.Errorf("writing the DNS records of service %s to zone %s: %w", key, c.zone.Name(), err)
 	}
@@ -181,12 +181,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 
 // clustersOf joins the Service's service-ingresses annotation with every
 // Cluster's health and topology. Every Cluster counts, also one the
-// annotation does not list (the sync controller leaves out clusters that
+// annotation does not list (the propagation controller leaves out clusters that
 // are not Ready, or where the Service is not placed): its zones and region
 // still get names, which fall back by CNAME (v1 wrote records for every
 // cluster of the federation). A cluster that has left the federation does
 // not count.
-func (c *Controller) clustersOf(svc *corev1.Service) ([]servicedns.Cluster, error) {
+func (c *Controller) clustersOf(svc *corev1.Service) ([]dnsrecords.Cluster, error) {
 	ingresses, err := serviceingresses.Parse(svc.Annotations[serviceingresses.Annotation])
 	if err != nil {
 		return nil, err
@@ -199,10 +199,10 @@ func (c *Controller) clustersOf(svc *corev1.Service) ([]servicedns.Cluster, erro
 	if err != nil {
 		return nil, err
 	}
-	var out []servicedns.Cluster
+	var out []dnsrecords.Cluster
 	for _, cluster := range clusters {
 		entry, listed := byCluster[cluster.Name]
-		dc := servicedns.Cluster{
+		dc := dnsrecords.Cluster{
 			Name:              cluster.Name,
 			Ready:             federationv1beta1.IsClusterReady(cluster),
 			Zones:             cluster.Status.Zones,
@@ -219,6 +219,6 @@ func (c *Controller) clustersOf(svc *corev1.Service) ([]servicedns.Cluster, erro
 		}
 		out = append(out, dc)
 	}
-	slices.SortFunc(out, func(a, b servicedns.Cluster) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b dnsrecords.Cluster) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }

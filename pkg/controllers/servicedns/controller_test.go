@@ -18,9 +18,9 @@ import (
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/dnsprovider"
 	dnsfake "github.com/federation-v1/federation/pkg/dnsprovider/fake"
+	"github.com/federation-v1/federation/pkg/dnsrecords"
 	fedfake "github.com/federation-v1/federation/pkg/generated/clientset/versioned/fake"
 	fedinformerfactory "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
-	"github.com/federation-v1/federation/pkg/servicedns"
 	"github.com/federation-v1/federation/pkg/serviceingresses"
 )
 
@@ -69,7 +69,7 @@ func newFixture(t *testing.T, clusters []*federationv1beta1.Cluster, services ..
 	require.NoError(t, err)
 	recorder := record.NewFakeRecorder(10)
 	c, err := New(zone, kube.Core().V1().Services(), fed.Federation().V1beta1().Clusters(), recorder,
-		Options{Records: servicedns.Config{Federation: "fed", Domain: "example.com."}})
+		Options{Records: dnsrecords.Config{Federation: "fed", Domain: "example.com."}})
 	require.NoError(t, err)
 	return &fixture{c: c, zone: zone.(*dnsfake.Zone), recorder: recorder, services: kube}
 }
@@ -129,7 +129,7 @@ func TestUnhealthyClustersFallBackByCNAME(t *testing.T) {
 	assert.Equal(t, "CNAME nginx.default.fed.svc.europe-west1.example.com.", got["nginx.default.fed.svc.europe-west1-b.europe-west1.example.com."])
 }
 
-// The sync controller leaves a cluster that is no longer Ready out of the
+// The propagation controller leaves a cluster that is no longer Ready out of the
 // annotation: its zone must still fall back by CNAME, not disappear.
 func TestAClusterMissingFromTheAnnotationFallsBackByCNAME(t *testing.T) {
 	clusters := []*federationv1beta1.Cluster{

@@ -128,7 +128,7 @@ func setUp(b *testing.B, bin string, n int) *bench {
 	env := fedenv.WithMembers(b, u, memberenv.DefaultClusters(n, 1))
 	u.InitFederation(federation)
 	bn := &bench{b: b, u: u, watchers: map[string]kubernetes.Interface{}, ref: map[string]metadata.Interface{},
-		workers: app.NewOptions().Sync.Workers, memberPrograms: memberPrograms(env)}
+		workers: app.NewOptions().Propagation.Workers, memberPrograms: memberPrograms(env)}
 	want := map[string]string{}
 	for i := 1; i <= n; i++ {
 		c := fmt.Sprintf("cluster%d", i)

@@ -180,7 +180,7 @@ func TestServiceDNSAcrossZonesAndRegions(t *testing.T) {
 	})
 
 	t.Run("an Offline cluster's addresses leave the answers", func(t *testing.T) {
-		// The sync controller drops cluster1 from the service-ingresses
+		// The propagation controller drops cluster1 from the service-ingresses
 		// annotation once it is not Ready; its zone must still fall back.
 		require.NoError(t, env.StopAPIServer("cluster1"))
 		u.WaitClusterStatus("federation", 45*time.Second, map[string]string{"cluster1": "Offline"})

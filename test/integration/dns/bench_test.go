@@ -12,8 +12,8 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/federation-v1/federation/pkg/dnsprovider/coredns"
+	"github.com/federation-v1/federation/pkg/dnsrecords"
 	"github.com/federation-v1/federation/pkg/localplane"
-	"github.com/federation-v1/federation/pkg/servicedns"
 	"github.com/federation-v1/federation/test/etcdtest"
 )
 
@@ -50,16 +50,16 @@ func BenchmarkQueryThroughput(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := servicedns.Config{Federation: "fed", Domain: "example.com.", TTL: 180}
-	svc := servicedns.Service{Namespace: "default", Name: "nginx"}
+	cfg := dnsrecords.Config{Federation: "fed", Domain: "example.com.", TTL: 180}
+	svc := dnsrecords.Service{Namespace: "default", Name: "nginx"}
 	ips := []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"}
-	desired, err := servicedns.Desired(ctx, cfg, svc, []servicedns.Cluster{
+	desired, err := dnsrecords.Desired(ctx, cfg, svc, []dnsrecords.Cluster{
 		{Name: "c1", Ready: true, HasReadyEndpoints: true, Region: "us-east1", Zones: []string{"us-east1-b"}, IngressIPs: ips},
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := servicedns.Apply(ctx, cfg, svc, zone, desired); err != nil {
+	if _, err := dnsrecords.Apply(ctx, cfg, svc, zone, desired); err != nil {
 		b.Fatal(err)
 	}
 

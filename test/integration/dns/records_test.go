@@ -18,8 +18,8 @@ import (
 
 	"github.com/federation-v1/federation/pkg/dnsprovider"
 	"github.com/federation-v1/federation/pkg/dnsprovider/coredns"
+	"github.com/federation-v1/federation/pkg/dnsrecords"
 	"github.com/federation-v1/federation/pkg/poll"
-	"github.com/federation-v1/federation/pkg/servicedns"
 	"github.com/federation-v1/federation/test/etcdtest"
 )
 
@@ -108,9 +108,9 @@ func TestServiceRecordsServedByFederationDNS(t *testing.T) {
 	require.NoError(t, err)
 	zone, err := provider.Zone(ctx, "example.com.")
 	require.NoError(t, err)
-	cfg := servicedns.Config{Federation: "fed", Domain: "example.com.", TTL: ttl, Resolve: fakeResolver}
-	nginx := servicedns.Service{Namespace: "default", Name: "nginx"}
-	clusters := []servicedns.Cluster{
+	cfg := dnsrecords.Config{Federation: "fed", Domain: "example.com.", TTL: ttl, Resolve: fakeResolver}
+	nginx := dnsrecords.Service{Namespace: "default", Name: "nginx"}
+	clusters := []dnsrecords.Cluster{
 		{Name: "c1", Ready: true, HasReadyEndpoints: true, Region: "us-east1", Zones: []string{"us-east1-b"},
 			IngressIPs: []string{"10.0.0.1", "10.0.0.2"}},
 		{Name: "c2", Ready: true, HasReadyEndpoints: true, Region: "us-east1", Zones: []string{"us-east1-c", "us-east1-d"},
@@ -120,16 +120,16 @@ func TestServiceRecordsServedByFederationDNS(t *testing.T) {
 		{Name: "c4", Ready: true, HasReadyEndpoints: true, Region: "us-central1", Zones: []string{"us-central1-a"},
 			IngressHostnames: []string{"lb.us-central1.example.net"}},
 	}
-	sync := func(svc servicedns.Service, clusters []servicedns.Cluster) {
+	sync := func(svc dnsrecords.Service, clusters []dnsrecords.Cluster) {
 		t.Helper()
-		desired, err := servicedns.Desired(ctx, cfg, svc, clusters)
+		desired, err := dnsrecords.Desired(ctx, cfg, svc, clusters)
 		require.NoError(t, err)
-		_, err = servicedns.Apply(ctx, cfg, svc, zone, desired)
+		_, err = dnsrecords.Apply(ctx, cfg, svc, zone, desired)
 		require.NoError(t, err)
 	}
 	sync(nginx, clusters)
 	// A second service whose records must outlive nginx's.
-	other := servicedns.Service{Namespace: "default", Name: "nginx2"}
+	other := dnsrecords.Service{Namespace: "default", Name: "nginx2"}
 	sync(other, clusters[:1])
 
 	all := []string{"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.2.1"}
@@ -210,7 +210,7 @@ func TestServiceRecordsServedByFederationDNS(t *testing.T) {
 	})
 
 	t.Run("deleting the service removes every answer and key of it", func(t *testing.T) {
-		_, err := servicedns.Apply(ctx, cfg, nginx, zone, nil)
+		_, err := dnsrecords.Apply(ctx, cfg, nginx, zone, nil)
 		require.NoError(t, err)
 		for _, name := range []string{global, east, eastB, eastC, eastD, west, westA, central} {
 			got := waitFor(t, s, name, nil)

@@ -1,4 +1,4 @@
-package servicedns
+package dnsrecords
 
 import (
 	"fmt"

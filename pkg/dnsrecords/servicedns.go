@@ -1,4 +1,4 @@
-// Package servicedns computes the DNS records of a federated Service and
+// Package dnsrecords computes the DNS records of a federated Service and
 // applies them to a DNS zone, as Federation v1 did (spec §6).
 //
 // For federation fed, domain example.com and Service default/nginx it
@@ -13,7 +13,7 @@
 // name, an empty region name a CNAME to the global name, and an empty global
 // name has no record. Desired computes the record sets without I/O (but for
 // the injected resolver of hostname ingress); Apply writes the difference.
-package servicedns
+package dnsrecords
 
 import (
 	"context"
