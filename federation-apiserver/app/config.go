@@ -36,6 +36,15 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.Authentication.ApplyTo(&generic.Config); err != nil {
 		return nil, err
 	}
+	client, err := kubernetes.NewForConfig(generic.LoopbackClientConfig)
+	if err != nil {
+		return nil, fmt.Errorf("creating the loopback client: %w", err)
+	}
+	factoryInformers := informers.NewSharedInformerFactory(client, 0)
+	ruleResolver, err := o.Authorization.ApplyTo(&generic.Config, factoryInformers)
+	if err != nil {
+		return nil, err
+	}
 
 	factory, err := apiserver.NewStorageFactory(o.Etcd, version)
 	if err != nil {
@@ -45,15 +54,10 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		return nil, fmt.Errorf("configuring etcd storage: %w", err)
 	}
 
-	client, err := kubernetes.NewForConfig(generic.LoopbackClientConfig)
-	if err != nil {
-		return nil, fmt.Errorf("creating the loopback client: %w", err)
-	}
 	dynamicClient, err := dynamic.NewForConfig(generic.LoopbackClientConfig)
 	if err != nil {
 		return nil, fmt.Errorf("creating the loopback dynamic client: %w", err)
 	}
-	factoryInformers := informers.NewSharedInformerFactory(client, 0)
 	federationClient, err := versioned.NewForConfig(generic.LoopbackClientConfig)
 	if err != nil {
 		return nil, fmt.Errorf("creating the loopback federation client: %w", err)
@@ -68,5 +72,6 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		EventTTL:            o.EventTTL,
 		Informers:           factoryInformers,
 		FederationInformers: federationInformers,
+		RuleResolver:        ruleResolver,
 	}, nil
 }

@@ -35,6 +35,8 @@ type Options struct {
 	Admission *genericoptions.AdmissionOptions
 	// Authentication is how clients authenticate.
 	Authentication apiserver.AuthenticationConfig
+	// Authorization is what they may do.
+	Authorization apiserver.AuthorizationConfig
 	// DataDir holds the embedded etcd's data.
 	DataDir string
 	// EmbeddedEtcdClientPort is where the embedded etcd serves clients on
@@ -47,11 +49,13 @@ type Options struct {
 // NewOptions returns the default options.
 func NewOptions() *Options {
 	o := &Options{
-		SecureServing: genericoptions.NewSecureServingOptions().WithLoopback(),
-		Etcd:          genericoptions.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry", nil)),
-		Admission:     genericoptions.NewAdmissionOptions(),
-		DataDir:       "federation-data",
-		EventTTL:      time.Hour,
+		SecureServing:  genericoptions.NewSecureServingOptions().WithLoopback(),
+		Etcd:           genericoptions.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry", nil)),
+		Admission:      genericoptions.NewAdmissionOptions(),
+		DataDir:        "federation-data",
+		Authentication: apiserver.AuthenticationConfig{Anonymous: true},
+		Authorization:  apiserver.AuthorizationConfig{Mode: apiserver.ModeRBAC},
+		EventTTL:       time.Hour,
 	}
 	o.SecureServing.BindPort = 6443
 	o.SecureServing.ServerCert.PairName = "federation-apiserver"
@@ -79,6 +83,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"PEM bundle of the CAs whose client certificates are accepted; the certificate's CommonName is the user name, its Organizations the groups.")
 	fs.StringVar(&o.Authentication.TokenAuthFile, "token-auth-file", o.Authentication.TokenAuthFile,
 		"CSV file of bearer tokens: token,user,uid[,\"group1,group2\"].")
+	fs.BoolVar(&o.Authentication.Anonymous, "anonymous-auth", o.Authentication.Anonymous,
+		"Let requests without credentials in as system:anonymous (group system:unauthenticated); RBAC lets them read only /healthz, /livez, /readyz and /version.")
+	fs.StringVar(&o.Authorization.Mode, "authorization-mode", o.Authorization.Mode,
+		"How requests are authorized: RBAC (roles and bindings of rbac.authorization.k8s.io, with Kubernetes' and the federation's bootstrap policy), or AlwaysAllow (every authenticated request; for trying things out only). Members of system:masters may always do everything.")
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir,
 		"Directory of the embedded etcd's data, used when --etcd-servers is not given.")
 	fs.IntVar(&o.EmbeddedEtcdClientPort, "embedded-etcd-client-port", o.EmbeddedEtcdClientPort,
@@ -110,6 +118,9 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--data-dir is required when --etcd-servers is not given"))
 	}
 	errs = append(errs, o.Admission.Validate()...)
+	if err := o.Authorization.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if o.EmbeddedEtcdClientPort < 0 || o.EmbeddedEtcdClientPort > 65535 {
 		errs = append(errs, fmt.Errorf("--embedded-etcd-client-port %d: want 1-65535, or 0 for a unix socket", o.EmbeddedEtcdClientPort))
 	}

@@ -5,18 +5,20 @@ import (
 
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/group"
+	"k8s.io/apiserver/pkg/authentication/request/anonymous"
 	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
 	"k8s.io/apiserver/pkg/authentication/request/union"
 	x509request "k8s.io/apiserver/pkg/authentication/request/x509"
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 )
 
-// AuthenticationConfig says how clients prove who they are. A request that
-// none of the configured methods authenticates is rejected with 401: there
-// is no anonymous access.
+// AuthenticationConfig says how clients prove who they are. A request with
+// credentials that none of the configured methods accepts is rejected with
+// 401; one without credentials is system:anonymous when Anonymous is set
+// (the authorizer then lets it read only the public health and version
+// paths), else rejected too.
 type AuthenticationConfig struct {
 	// ClientCAFile is a PEM bundle of the CAs that sign client certificates.
 	// The certificate's common name is the user name, its organizations the
@@ -24,10 +26,13 @@ type AuthenticationConfig struct {
 	ClientCAFile string
 	// TokenAuthFile is a CSV file of bearer tokens: token,user,uid[,"group1,group2"].
 	TokenAuthFile string
+	// Anonymous lets requests without credentials in as system:anonymous,
+	// as kube-apiserver's --anonymous-auth does.
+	Anonymous bool
 }
 
-// ApplyTo sets the authenticator of config, and an authorizer that allows
-// every authenticated request (RBAC is future work).
+// ApplyTo sets the authenticator of config; the authorizer is
+// AuthorizationConfig's.
 func (a AuthenticationConfig) ApplyTo(config *genericapiserver.Config) error {
 	var authenticators []authenticator.Request
 	if a.ClientCAFile != "" {
@@ -47,9 +52,11 @@ func (a AuthenticationConfig) ApplyTo(config *genericapiserver.Config) error {
 		}
 		authenticators = append(authenticators, bearertoken.New(tokens))
 	}
-	config.Authentication.Authenticator = group.NewAuthenticatedGroupAdder(union.New(authenticators...))
-	config.Authorization.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
-	// Let the server's own loopback client in.
-	genericapiserver.AuthorizeClientBearerToken(config.LoopbackClientConfig, &config.Authentication, &config.Authorization)
+	auth := group.NewAuthenticatedGroupAdder(union.New(authenticators...))
+	if a.Anonymous {
+		// Credentials that fail are a 401, not anonymous.
+		auth = union.NewFailOnError(auth, anonymous.NewAuthenticator(nil))
+	}
+	config.Authentication.Authenticator = auth
 	return nil
 }

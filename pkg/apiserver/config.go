@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/informers"
+	rbacrest "k8s.io/kubernetes/pkg/registry/rbac/rest"
 
 	federationinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
 )
@@ -27,6 +29,9 @@ type Config struct {
 	// FederationInformers watch this server's federation/v1beta1 Clusters
 	// for the FederationFinalizer admission plugin.
 	FederationInformers federationinformers.SharedInformerFactory
+	// RuleResolver lists a user's rules for SelfSubjectRulesReview; it
+	// comes with the authorizer (AuthorizationConfig.ApplyTo).
+	RuleResolver authorizer.RuleResolver
 }
 
 // completedConfig is a Config whose defaults have been filled in.
@@ -36,6 +41,7 @@ type completedConfig struct {
 	informers informers.SharedInformerFactory
 	// federationInformers may be nil.
 	federationInformers federationinformers.SharedInformerFactory
+	ruleResolver        authorizer.RuleResolver
 }
 
 // CompletedConfig can only be made by Config.Complete, and is what New needs.
@@ -54,6 +60,7 @@ func (c *Config) Complete() CompletedConfig {
 		eventTTL:            ttl,
 		informers:           c.Informers,
 		federationInformers: c.FederationInformers,
+		ruleResolver:        c.RuleResolver,
 	}}
 }
 
@@ -76,8 +83,17 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err := generic.InstallLegacyAPIGroup(genericapiserver.DefaultLegacyAPIPrefix, legacy); err != nil {
 		return nil, fmt.Errorf("installing the core API group: %w", err)
 	}
+	access, err := accessGroups(ResourceConfig(), c.generic.RESTOptionsGetter,
+		c.generic.Authentication.Authenticator, c.generic.Authorization.Authorizer, c.ruleResolver)
+	if err != nil {
+		return nil, err
+	}
+	groups = append(groups, access...)
 	if err := generic.InstallAPIGroups(groups...); err != nil {
 		return nil, fmt.Errorf("installing the API groups: %w", err)
+	}
+	if err := generic.AddPostStartHook(rbacrest.PostStartHookName, bootstrapPolicy().EnsureRBACPolicy()); err != nil {
+		return nil, fmt.Errorf("adding the RBAC bootstrap policy post-start hook: %w", err)
 	}
 	if err := generic.AddPostStartHook("create-system-namespaces", systemNamespacesHook); err != nil {
 		return nil, fmt.Errorf("adding the system namespaces post-start hook: %w", err)
@@ -92,6 +108,12 @@ func (c CompletedConfig) New() (*Server, error) {
 		})
 		if err != nil {
 			return nil, fmt.Errorf("adding the informer post-start hook: %w", err)
+		}
+		err = generic.AddPostStartHook("start-cluster-role-aggregation", func(ctx genericapiserver.PostStartHookContext) error {
+			return startRoleAggregation(ctx, c.informers)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("adding the role aggregation post-start hook: %w", err)
 		}
 		err = generic.AddPostStartHook("start-namespace-deletion", func(ctx genericapiserver.PostStartHookContext) error {
 			return startNamespaceDeletion(ctx, c.informers)

@@ -5,11 +5,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	appsinstall "k8s.io/kubernetes/pkg/apis/apps/install"
+	authenticationinstall "k8s.io/kubernetes/pkg/apis/authentication/install"
+	authorizationinstall "k8s.io/kubernetes/pkg/apis/authorization/install"
 	autoscalinginstall "k8s.io/kubernetes/pkg/apis/autoscaling/install"
 	batchinstall "k8s.io/kubernetes/pkg/apis/batch/install"
 	coreinstall "k8s.io/kubernetes/pkg/apis/core/install"
 	extensionsinstall "k8s.io/kubernetes/pkg/apis/extensions/install"
 	networkinginstall "k8s.io/kubernetes/pkg/apis/networking/install"
+	rbacinstall "k8s.io/kubernetes/pkg/apis/rbac/install"
 
 	federationinstall "github.com/federation-v1/federation/pkg/apis/federation/install"
 )
@@ -24,6 +27,9 @@ func init() {
 	networkinginstall.Install(legacyscheme.Scheme)
 	batchinstall.Install(legacyscheme.Scheme)
 	autoscalinginstall.Install(legacyscheme.Scheme)
+	rbacinstall.Install(legacyscheme.Scheme)
+	authorizationinstall.Install(legacyscheme.Scheme)
+	authenticationinstall.Install(legacyscheme.Scheme)
 	federationinstall.Install(legacyscheme.Scheme)
 
 	// The types every API server needs for discovery and errors.

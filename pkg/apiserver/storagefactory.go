@@ -19,14 +19,20 @@ import (
 // networking.k8s.io/v1), in protobuf where the type supports it. Clusters
 // have no protobuf encoding and are stored as JSON.
 func NewStorageFactory(etcd *genericoptions.EtcdOptions, version basecompatibility.EffectiveVersion) (*serverstorage.DefaultStorageFactory, error) {
-	resourceConfig := serverstorage.NewResourceConfig()
-	resourceConfig.EnableVersions(servedGroupVersions()...)
 	config := kubeapiserver.NewStorageFactoryConfigEffectiveVersion(version)
-	config.APIResourceConfig = resourceConfig
+	config.APIResourceConfig = ResourceConfig()
 	factory, err := config.Complete(etcd).New()
 	if err != nil {
 		return nil, fmt.Errorf("creating the storage factory: %w", err)
 	}
 	factory.SetSerializer(federation.Resource("clusters"), runtime.ContentTypeJSON, legacyscheme.Codecs)
 	return factory, nil
+}
+
+// ResourceConfig enables the group/versions the server serves.
+func ResourceConfig() *serverstorage.ResourceConfig {
+	c := serverstorage.NewResourceConfig()
+	c.EnableVersions(servedGroupVersions()...)
+	c.EnableVersions(accessGroupVersions...)
+	return c
 }

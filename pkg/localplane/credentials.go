@@ -6,6 +6,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/pki"
 )
 
@@ -23,13 +24,13 @@ const (
 	ControllerManagerKubeconfig = "controller-manager.kubeconfig"
 )
 
-// Identities of the plane's clients. Authorization is allow-all for
-// authenticated users until RBAC comes, so the groups are what a later
-// RBAC set-up will bind.
+// Identities of the plane's clients: the person who ran init is an admin
+// (system:masters may do everything); the controller manager has only its
+// own ClusterRole, which the apiserver's bootstrap policy binds to its
+// user name.
 const (
-	adminUser       = "admin"
-	adminGroup      = "system:masters"
-	controllersUser = "system:federation-controller-manager"
+	adminUser  = "admin"
+	adminGroup = "system:masters"
 )
 
 // createCredentials writes a new CA, the apiserver's serving certificate and
@@ -51,7 +52,7 @@ func (p *Plane) createCredentials() error {
 	if err := ca.IssueClient(p.path(adminCert), p.path(adminKey), adminUser, adminGroup); err != nil {
 		return err
 	}
-	return ca.IssueClient(p.path(controllersCert), p.path(controllersKey), controllersUser, adminGroup)
+	return ca.IssueClient(p.path(controllersCert), p.path(controllersKey), federationv1beta1.ControllerManagerUser)
 }
 
 // writeControllerManagerKubeconfig writes how the controller manager reaches

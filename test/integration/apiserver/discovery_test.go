@@ -14,6 +14,8 @@ import (
 
 // servedNames are the resources `kubectl api-resources -o name` must list.
 var servedNames = []string{
+	"clusterrolebindings.rbac.authorization.k8s.io",
+	"clusterroles.rbac.authorization.k8s.io",
 	"clusters.federation",
 	"configmaps",
 	"daemonsets.apps",
@@ -25,22 +27,33 @@ var servedNames = []string{
 	"ingresses.extensions",
 	"ingresses.networking.k8s.io",
 	"jobs.batch",
+	"localsubjectaccessreviews.authorization.k8s.io",
 	"namespaces",
 	"replicasets.apps",
 	"replicasets.extensions",
+	"rolebindings.rbac.authorization.k8s.io",
+	"roles.rbac.authorization.k8s.io",
 	"secrets",
+	"selfsubjectaccessreviews.authorization.k8s.io",
+	"selfsubjectreviews.authentication.k8s.io",
+	"selfsubjectrulesreviews.authorization.k8s.io",
 	"services",
+	"subjectaccessreviews.authorization.k8s.io",
+	"tokenreviews.authentication.k8s.io",
 }
 
 // servedVersions are the group versions `kubectl api-versions` must list.
 var servedVersions = []string{
 	"apps/v1",
+	"authentication.k8s.io/v1",
+	"authorization.k8s.io/v1",
 	"autoscaling/v1",
 	"autoscaling/v2",
 	"batch/v1",
 	"extensions/v1beta1",
 	"federation/v1beta1",
 	"networking.k8s.io/v1",
+	"rbac.authorization.k8s.io/v1",
 	"v1",
 }
 

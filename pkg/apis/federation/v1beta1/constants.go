@@ -49,3 +49,10 @@ const (
 	DeploymentPreferencesAnnotation = "federation.kubernetes.io/deployment-preferences"
 	JobPreferencesAnnotation        = "federation.kubernetes.io/job-preferences"
 )
+
+// Identities of the federation's own components at the federation
+// apiserver, bound to their ClusterRoles by the server's bootstrap policy.
+const (
+	// ControllerManagerUser is the user name of federation-controller-manager.
+	ControllerManagerUser = "system:federation-controller-manager"
+)

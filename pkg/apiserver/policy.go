@@ -1,0 +1,101 @@
+package apiserver
+
+import (
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	rbacv1helpers "k8s.io/kubernetes/pkg/apis/rbac/v1"
+	rbacrest "k8s.io/kubernetes/pkg/registry/rbac/rest"
+	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac/bootstrappolicy"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
+)
+
+// IngressesSubresource is the virtual subresource of Services whose
+// update a user must be allowed to set the service-ingresses annotation,
+// which DNS records are made from: only the controller manager is.
+const IngressesSubresource = "federation-ingresses"
+
+// bootstrapPolicy is the RBAC policy the server keeps in place at every
+// start, as kube-apiserver does: Kubernetes' own cluster roles and
+// bindings (cluster-admin, the aggregated admin/edit/view, which already
+// cover every federated Kubernetes type, system:discovery,
+// system:public-info-viewer, ...) plus the federation's own. Kubernetes'
+// controller roles are left out: no Kubernetes controller runs here.
+func bootstrapPolicy() *rbacrest.PolicyData {
+	return &rbacrest.PolicyData{
+		ClusterRoles:               append(bootstrappolicy.ClusterRoles(), federationClusterRoles()...),
+		ClusterRoleBindings:        append(bootstrappolicy.ClusterRoleBindings(), federationClusterRoleBindings()...),
+		Roles:                      map[string][]rbacv1.Role{},
+		RoleBindings:               map[string][]rbacv1.RoleBinding{},
+		ClusterRolesToAggregate:    map[string]string{},
+		ClusterRoleBindingsToSplit: map[string]rbacv1.ClusterRoleBinding{},
+	}
+}
+
+// federationClusterRoles are the federation's own cluster roles: what
+// view (and so edit and admin) adds for Clusters, and the controller
+// manager's least privilege.
+func federationClusterRoles() []rbacv1.ClusterRole {
+	roles := []rbacv1.ClusterRole{
+		{
+			ObjectMeta: metav1.ObjectMeta{Name: "system:federation:aggregate-to-view",
+				Labels: map[string]string{"rbac.authorization.k8s.io/aggregate-to-view": "true"}},
+			Rules: []rbacv1.PolicyRule{
+				rbacv1helpers.NewRule("get", "list", "watch").Groups(federationv1beta1.SchemeGroupVersion.Group).Resources("clusters", "clusters/status").RuleOrDie(),
+			},
+		},
+		{
+			ObjectMeta: metav1.ObjectMeta{Name: federationv1beta1.ControllerManagerUser},
+			Rules:      controllerManagerRules(),
+		},
+	}
+	for i := range roles {
+		withBootstrapMetadata(&roles[i].ObjectMeta)
+	}
+	return roles
+}
+
+// controllerManagerRules are what federation-controller-manager does at
+// the federation: watch every federated type and write its finalizers,
+// status and service-ingresses annotation (never create or delete one),
+// keep Clusters' status, read the members' credentials, record events.
+func controllerManagerRules() []rbacv1.PolicyRule {
+	var rules []rbacv1.PolicyRule
+	for _, t := range federatedtypes.All {
+		r := t.Resource.Resource
+		rules = append(rules,
+			rbacv1helpers.NewRule("get", "list", "watch", "update", "patch").Groups(t.Resource.Group).Resources(r, r+"/status").RuleOrDie())
+	}
+	return append(rules,
+		rbacv1helpers.NewRule("update").Groups("").Resources("services/"+IngressesSubresource).RuleOrDie(),
+		rbacv1helpers.NewRule("get", "list", "watch", "update", "patch").Groups(federationv1beta1.SchemeGroupVersion.Group).Resources("clusters", "clusters/status").RuleOrDie(),
+		rbacv1helpers.NewRule("create", "update", "patch").Groups("", "events.k8s.io").Resources("events").RuleOrDie(),
+	)
+}
+
+// federationClusterRoleBindings bind the federation's components to their
+// roles by the user names of their client certificates.
+func federationClusterRoleBindings() []rbacv1.ClusterRoleBinding {
+	b := rbacv1helpers.NewClusterBinding(federationv1beta1.ControllerManagerUser).Users(federationv1beta1.ControllerManagerUser).BindingOrDie()
+	withBootstrapMetadata(&b.ObjectMeta)
+	return []rbacv1.ClusterRoleBinding{b}
+}
+
+// withBootstrapMetadata labels and annotates an object as Kubernetes does
+// its bootstrap policy, so that it is reconciled at every start unless an
+// admin turns autoupdate off.
+func withBootstrapMetadata(m *metav1.ObjectMeta) {
+	if m.Labels == nil {
+		m.Labels = map[string]string{}
+	}
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
+	}
+	for k, v := range bootstrappolicy.Label {
+		m.Labels[k] = v
+	}
+	for k, v := range bootstrappolicy.Annotation {
+		m.Annotations[k] = v
+	}
+}
