@@ -53,6 +53,9 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.Etcd.ApplyWithStorageFactoryTo(factory, &generic.Config); err != nil {
 		return nil, fmt.Errorf("configuring etcd storage: %w", err)
 	}
+	if err := o.Audit.ApplyTo(&generic.Config); err != nil {
+		return nil, fmt.Errorf("configuring the audit log: %w", err)
+	}
 
 	dynamicClient, err := dynamic.NewForConfig(generic.LoopbackClientConfig)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/federation-v1/federation/pkg/admission/federationannotations"
 	"github.com/federation-v1/federation/pkg/admission/federationfinalizer"
 	"github.com/federation-v1/federation/pkg/apiserver"
+	"github.com/federation-v1/federation/pkg/embeddedetcd"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -33,15 +34,22 @@ type Options struct {
 	Etcd *genericoptions.EtcdOptions
 	// Admission is the admission chain.
 	Admission *genericoptions.AdmissionOptions
+	// Audit is the audit log (--audit-policy-file, --audit-log-*,
+	// --audit-webhook-*): off unless a policy is given.
+	Audit *genericoptions.AuditOptions
 	// Authentication is how clients authenticate.
 	Authentication apiserver.AuthenticationConfig
 	// Authorization is what they may do.
 	Authorization apiserver.AuthorizationConfig
 	// DataDir holds the embedded etcd's data.
 	DataDir string
-	// EmbeddedEtcdClientPort is where the embedded etcd serves clients on
-	// 127.0.0.1; 0 serves them on a unix socket in --data-dir instead.
+	// EmbeddedEtcdClientPort is where the embedded etcd also serves clients
+	// on 127.0.0.1; it always serves the apiserver on a unix socket in
+	// --data-dir.
 	EmbeddedEtcdClientPort int
+	// EmbeddedEtcdClientTLS secures that port: TLS, and only clients with a
+	// certificate of its CA.
+	EmbeddedEtcdClientTLS embeddedetcd.ClientTLS
 	// EventTTL is how long events are kept.
 	EventTTL time.Duration
 }
@@ -52,6 +60,7 @@ func NewOptions() *Options {
 		SecureServing:  genericoptions.NewSecureServingOptions().WithLoopback(),
 		Etcd:           genericoptions.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry", nil)),
 		Admission:      genericoptions.NewAdmissionOptions(),
+		Audit:          genericoptions.NewAuditOptions(),
 		DataDir:        "federation-data",
 		Authentication: apiserver.AuthenticationConfig{Anonymous: true},
 		Authorization:  apiserver.AuthorizationConfig{Mode: apiserver.ModeRBAC},
@@ -79,6 +88,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.SecureServing.AddFlags(fs)
 	o.Etcd.AddFlags(fs)
 	o.Admission.AddFlags(fs)
+	o.Audit.AddFlags(fs)
 	fs.StringVar(&o.Authentication.ClientCAFile, "client-ca-file", o.Authentication.ClientCAFile,
 		"PEM bundle of the CAs whose client certificates are accepted; the certificate's CommonName is the user name, its Organizations the groups.")
 	fs.StringVar(&o.Authentication.TokenAuthFile, "token-auth-file", o.Authentication.TokenAuthFile,
@@ -90,13 +100,36 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir,
 		"Directory of the embedded etcd's data, used when --etcd-servers is not given.")
 	fs.IntVar(&o.EmbeddedEtcdClientPort, "embedded-etcd-client-port", o.EmbeddedEtcdClientPort,
-		"Port on 127.0.0.1 where the embedded etcd serves clients, so that the federation DNS server can read its records; 0 serves them only on a unix socket in --data-dir.")
+		"Port on 127.0.0.1 where the embedded etcd also serves clients, so that the federation DNS server can read its records; 0 serves them only on a unix socket in --data-dir. Without the --embedded-etcd-tls-* and --embedded-etcd-client-ca-file flags the port is plain HTTP that anyone on this machine may read and write.")
+	fs.StringVar(&o.EmbeddedEtcdClientTLS.CertFile, "embedded-etcd-tls-cert-file", o.EmbeddedEtcdClientTLS.CertFile,
+		"Serving certificate of --embedded-etcd-client-port, which is then HTTPS (valid for 127.0.0.1).")
+	fs.StringVar(&o.EmbeddedEtcdClientTLS.KeyFile, "embedded-etcd-tls-private-key-file", o.EmbeddedEtcdClientTLS.KeyFile,
+		"Private key of --embedded-etcd-tls-cert-file.")
+	fs.StringVar(&o.EmbeddedEtcdClientTLS.CAFile, "embedded-etcd-client-ca-file", o.EmbeddedEtcdClientTLS.CAFile,
+		"PEM bundle of the CAs whose client certificates --embedded-etcd-client-port accepts; clients without one are refused.")
 	fs.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "How long events are kept.")
 }
 
 // EmbeddedEtcd reports whether the server runs its own etcd.
 func (o *Options) EmbeddedEtcd() bool {
 	return len(o.Etcd.StorageConfig.Transport.ServerList) == 0
+}
+
+// validateEmbeddedEtcdClientTLS: the TLS files come all together, and only
+// with a client port of the embedded etcd to secure.
+func (o *Options) validateEmbeddedEtcdClientTLS() []error {
+	t := o.EmbeddedEtcdClientTLS
+	if t == (embeddedetcd.ClientTLS{}) {
+		return nil
+	}
+	var errs []error
+	if t.CertFile == "" || t.KeyFile == "" || t.CAFile == "" {
+		errs = append(errs, fmt.Errorf("--embedded-etcd-tls-cert-file, --embedded-etcd-tls-private-key-file and --embedded-etcd-client-ca-file go together"))
+	}
+	if !o.EmbeddedEtcd() || o.EmbeddedEtcdClientPort == 0 {
+		errs = append(errs, fmt.Errorf("--embedded-etcd-tls-* and --embedded-etcd-client-ca-file need --embedded-etcd-client-port and no --etcd-servers"))
+	}
+	return errs
 }
 
 // Complete fills in what depends on other options: the default --cert-dir
@@ -118,12 +151,14 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--data-dir is required when --etcd-servers is not given"))
 	}
 	errs = append(errs, o.Admission.Validate()...)
+	errs = append(errs, o.Audit.Validate()...)
 	if err := o.Authorization.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if o.EmbeddedEtcdClientPort < 0 || o.EmbeddedEtcdClientPort > 65535 {
 		errs = append(errs, fmt.Errorf("--embedded-etcd-client-port %d: want 1-65535, or 0 for a unix socket", o.EmbeddedEtcdClientPort))
 	}
+	errs = append(errs, o.validateEmbeddedEtcdClientTLS()...)
 	if o.EventTTL <= 0 {
 		errs = append(errs, fmt.Errorf("--event-ttl must be positive, got %s", o.EventTTL))
 	}

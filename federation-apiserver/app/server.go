@@ -39,13 +39,18 @@ func NewCommand(ctx context.Context) *cobra.Command {
 // Run starts the embedded etcd when needed, then serves until ctx is done.
 func Run(ctx context.Context, o *Options) error {
 	if o.EmbeddedEtcd() {
-		etcd, err := embeddedetcd.Start(o.DataDir, o.EmbeddedEtcdClientPort)
+		etcdOptions := o.embeddedEtcdOptions()
+		etcd, err := embeddedetcd.StartWithOptions(o.DataDir, etcdOptions)
 		if err != nil {
 			return err
 		}
 		defer etcd.Stop()
+		// The apiserver itself uses the private socket.
 		o.Etcd.StorageConfig.Transport.ServerList = []string{etcd.ClientURL()}
-		klog.FromContext(ctx).Info("Started embedded etcd", "dataDir", o.DataDir, "url", etcd.ClientURL())
+		klog.FromContext(ctx).Info("Started embedded etcd", "dataDir", o.DataDir, "url", etcd.ClientURL(), "clientPort", etcd.PortURL())
+		if etcd.PortURL() != "" && etcdOptions.ClientTLS == nil {
+			klog.FromContext(ctx).Info("Warning: the embedded etcd's client port is plain HTTP, open to anyone on this machine: give it --embedded-etcd-tls-cert-file, --embedded-etcd-tls-private-key-file and --embedded-etcd-client-ca-file", "url", etcd.PortURL())
+		}
 
 		// Stop serving when the embedded etcd fails.
 		var cancel context.CancelCauseFunc
@@ -74,4 +79,15 @@ func Run(ctx context.Context, o *Options) error {
 		return cause
 	}
 	return nil
+}
+
+// embeddedEtcdOptions are where the embedded etcd serves clients besides
+// the apiserver's socket, and how.
+func (o *Options) embeddedEtcdOptions() embeddedetcd.Options {
+	opts := embeddedetcd.Options{ClientPort: o.EmbeddedEtcdClientPort}
+	if o.EmbeddedEtcdClientTLS != (embeddedetcd.ClientTLS{}) {
+		t := o.EmbeddedEtcdClientTLS
+		opts.ClientTLS = &t
+	}
+	return opts
 }

@@ -5,7 +5,6 @@ package app
 import (
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -15,6 +14,7 @@ import (
 	"github.com/federation-v1/federation/pkg/clusterhealth"
 	"github.com/federation-v1/federation/pkg/controllers/cluster"
 	"github.com/federation-v1/federation/pkg/controllers/propagation"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
 )
 
@@ -25,9 +25,8 @@ type Options struct {
 	Master     string
 	// Controllers to run: "*" for all, "name" to add, "-name" to remove.
 	Controllers []string
-	// Address serves /healthz, /metrics and /debug/pprof/ over HTTP; empty
-	// disables it.
-	Address string
+	// Serving serves /healthz, /metrics and /debug/pprof/ over HTTPS.
+	Serving ServingOptions
 	// Cluster tunes the cluster health controller.
 	Cluster cluster.Options
 	// QPS and Burst limit the controller manager's calls to the federation
@@ -59,7 +58,7 @@ type DNSOptions struct {
 func NewOptions() *Options {
 	return &Options{
 		Controllers:    []string{"*"},
-		Address:        "127.0.0.1:10266",
+		Serving:        newServingOptions(),
 		FederationName: "federation",
 		DNS:            DNSOptions{Provider: "coredns", TTL: 180},
 		Cluster: cluster.Options{
@@ -77,7 +76,8 @@ func NewOptions() *Options {
 			MemberTimeout: 10 * time.Second,
 			DeletionWait:  2 * time.Minute,
 			// v1's threshold for pods that cannot be scheduled.
-			UnschedulableWindow: time.Minute,
+			UnschedulableWindow:       time.Minute,
+			NeverPropagatedNamespaces: append([]string(nil), federatedtypes.DefaultNeverPropagatedNamespaces...),
 		},
 	}
 }
@@ -88,7 +88,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Master, "master", o.Master, "address of the federation apiserver; overrides the kubeconfig's")
 	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, fmt.Sprintf(
 		"controllers to run: '*' runs all, 'foo' adds foo, '-foo' removes foo. All: %v", sets.List(sets.KeySet(controllers))))
-	fs.StringVar(&o.Address, "address", o.Address, "host:port serving /healthz, /metrics and /debug/pprof/ over HTTP (bind it to loopback); empty disables it")
+	o.Serving.addFlags(fs)
 	fs.DurationVar(&o.Cluster.Period, "cluster-monitor-period", o.Cluster.Period, "how often each member cluster's health is probed")
 	fs.DurationVar(&o.Cluster.Timeout, "cluster-probe-timeout", o.Cluster.Timeout, "how long one health probe may take")
 	fs.IntVar(&o.Cluster.Thresholds.Failure, "cluster-failure-threshold", o.Cluster.Thresholds.Failure, "consecutive failed probes before a Ready cluster is marked NotReady or Offline")
@@ -100,6 +100,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Propagation.MemberTimeout, "member-timeout", o.Propagation.MemberTimeout, "timeout of every call to a member cluster")
 	fs.DurationVar(&o.Propagation.DeletionWait, "deletion-wait", o.Propagation.DeletionWait, "how long a deletion waits for a selected cluster that is not Ready before giving up on its copy")
 	fs.DurationVar(&o.Propagation.UnschedulableWindow, "unschedulable-pod-window", o.Propagation.UnschedulableWindow, "how long pods of a federated Deployment, ReplicaSet or Job may stay unschedulable in a member before its capacity there is lowered and the surplus re-planned onto other clusters (the estimate holds for 5 times this)")
+	fs.StringSliceVar(&o.Propagation.NeverPropagatedNamespaces, "never-propagated-namespaces", o.Propagation.NeverPropagatedNamespaces, "namespaces whose objects, and the federated Namespaces of those names, are never propagated to member clusters, with a NotPropagated event; federation-system, the federation's own, is always one of them (silently)")
 	fs.StringVar(&o.FederationName, "federation-name", o.FederationName, "name of the federation, as in its DNS names (SERVICE.NAMESPACE.FEDERATION.svc.ZONE) and in the "+membercluster.FederationLabel+" label on member copies")
 	fs.StringVar(&o.DNS.Provider, "dns-provider", o.DNS.Provider, "DNS provider of the service DNS records: coredns")
 	fs.StringVar(&o.DNS.ProviderConfig, "dns-provider-config", o.DNS.ProviderConfig, "coredns-provider.conf (v1 format: etcd-endpoints, zones, coredns-endpoints); without it the service-dns controller does not run")
@@ -122,11 +123,7 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--controllers: unknown controller %q (known: %v)", name, sets.List(sets.KeySet(controllers))))
 		}
 	}
-	if o.Address != "" {
-		if _, _, err := net.SplitHostPort(o.Address); err != nil {
-			errs = append(errs, fmt.Errorf("--address %q: %w", o.Address, err))
-		}
-	}
+	errs = append(errs, o.Serving.validate()...)
 	if o.Cluster.Period <= 0 || o.Cluster.Timeout <= 0 {
 		errs = append(errs, errors.New("--cluster-monitor-period and --cluster-probe-timeout must be positive"))
 	}
@@ -135,6 +132,11 @@ func (o *Options) Validate() error {
 	}
 	if o.Propagation.UnschedulableWindow <= 0 {
 		errs = append(errs, errors.New("--unschedulable-pod-window must be positive"))
+	}
+	for _, ns := range o.Propagation.NeverPropagatedNamespaces {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--never-propagated-namespaces: %q is not a namespace name: %s", ns, msgs[0]))
+		}
 	}
 	if o.Propagation.Workers < 1 || o.Propagation.MemberTimeout <= 0 || o.Propagation.DeletionWait < 0 {
 		errs = append(errs, errors.New("--concurrent-object-syncs must be at least 1, --member-timeout positive, --deletion-wait not negative"))

@@ -2,10 +2,7 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
-	"net/http/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,7 +16,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/component-base/cli/globalflag"
-	"k8s.io/component-base/metrics/legacyregistry"
 
 	// Registers the work queues' metrics (depth, latency) on /metrics.
 	_ "k8s.io/component-base/metrics/prometheus/restclient"
@@ -49,6 +45,9 @@ func NewCommand() *cobra.Command {
 			if err := o.Validate(); err != nil {
 				return err
 			}
+			if err := o.Serving.complete(o.Kubeconfig); err != nil {
+				return err
+			}
 			return Run(cmd.Context(), o)
 		},
 	}
@@ -58,7 +57,8 @@ func NewCommand() *cobra.Command {
 	return cmd
 }
 
-// Run starts the enabled controllers and serves /healthz and /metrics until ctx ends.
+// Run starts the enabled controllers and serves /healthz, /metrics and
+// /debug/pprof/ until ctx ends.
 func Run(ctx context.Context, o *Options) error {
 	logger := klog.FromContext(ctx)
 	cfg, err := clientcmd.BuildConfigFromFlags(o.Master, o.Kubeconfig)
@@ -128,37 +128,11 @@ func Run(ctx context.Context, o *Options) error {
 	for _, run := range runs {
 		go func() { errs <- run(ctx) }()
 	}
-	if o.Address != "" {
-		go func() { errs <- serveHealth(ctx, o.Address) }()
-	}
+	go func() { errs <- serve(ctx, o.Serving) }()
 	select {
 	case <-ctx.Done():
 		return nil
 	case err := <-errs:
 		return err
 	}
-}
-
-// serveHealth serves /healthz, /metrics and the profiles of /debug/pprof/
-// over HTTP until ctx ends.
-func serveHealth(ctx context.Context, addr string) error {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
-	mux.Handle("/metrics", legacyregistry.Handler())
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdown)
-	}()
-	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serving /healthz and /metrics on %s: %w", addr, err)
-	}
-	return nil
 }

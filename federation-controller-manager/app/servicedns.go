@@ -43,7 +43,10 @@ func startServiceDNS(ctx context.Context, cc *ControllerContext) (func(context.C
 		return nil, fmt.Errorf("DNS zone %q of %s: %w", zoneName, o.DNS.ProviderConfig, err)
 	}
 	c, err := servicedns.New(zone, cc.KubeInformers.Core().V1().Services(), cc.FedInformers.Federation().V1beta1().Clusters(), cc.Recorder,
-		servicedns.Options{Records: dnsrecords.Config{Federation: o.FederationName, Domain: zoneName, TTL: o.DNS.TTL}, Workers: 4})
+		servicedns.Options{
+			Records: dnsrecords.Config{Federation: o.FederationName, Domain: zoneName, TTL: o.DNS.TTL}, Workers: 4,
+			NeverPropagatedNamespaces: o.Propagation.NeverPropagatedNamespaces,
+		})
 	if err != nil {
 		provider.Close()
 		return nil, err

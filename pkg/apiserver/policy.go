@@ -9,12 +9,8 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
+	"github.com/federation-v1/federation/pkg/serviceingresses"
 )
-
-// IngressesSubresource is the virtual subresource of Services whose
-// update a user must be allowed to set the service-ingresses annotation,
-// which DNS records are made from: only the controller manager is.
-const IngressesSubresource = "federation-ingresses"
 
 // bootstrapPolicy is the RBAC policy the server keeps in place at every
 // start, as kube-apiserver does: Kubernetes' own cluster roles and
@@ -68,18 +64,25 @@ func controllerManagerRules() []rbacv1.PolicyRule {
 			rbacv1helpers.NewRule("get", "list", "watch", "update", "patch").Groups(t.Resource.Group).Resources(r, r+"/status").RuleOrDie())
 	}
 	return append(rules,
-		rbacv1helpers.NewRule("update").Groups("").Resources("services/"+IngressesSubresource).RuleOrDie(),
+		rbacv1helpers.NewRule("update").Groups("").Resources("services/"+serviceingresses.Subresource).RuleOrDie(),
 		rbacv1helpers.NewRule("get", "list", "watch", "update", "patch").Groups(federationv1beta1.SchemeGroupVersion.Group).Resources("clusters", "clusters/status").RuleOrDie(),
 		rbacv1helpers.NewRule("create", "update", "patch").Groups("", "events.k8s.io").Resources("events").RuleOrDie(),
 	)
 }
 
 // federationClusterRoleBindings bind the federation's components to their
-// roles by the user names of their client certificates.
+// roles by the user names of their client certificates. The controller
+// manager is also an auth delegator: it asks who calls its /metrics and
+// whether they may (TokenReview, SubjectAccessReview).
 func federationClusterRoleBindings() []rbacv1.ClusterRoleBinding {
-	b := rbacv1helpers.NewClusterBinding(federationv1beta1.ControllerManagerUser).Users(federationv1beta1.ControllerManagerUser).BindingOrDie()
-	withBootstrapMetadata(&b.ObjectMeta)
-	return []rbacv1.ClusterRoleBinding{b}
+	own := rbacv1helpers.NewClusterBinding(federationv1beta1.ControllerManagerUser).Users(federationv1beta1.ControllerManagerUser).BindingOrDie()
+	delegator := rbacv1helpers.NewClusterBinding("system:auth-delegator").Users(federationv1beta1.ControllerManagerUser).BindingOrDie()
+	delegator.Name = federationv1beta1.ControllerManagerUser + ":auth-delegator"
+	bindings := []rbacv1.ClusterRoleBinding{own, delegator}
+	for i := range bindings {
+		withBootstrapMetadata(&bindings[i].ObjectMeta)
+	}
+	return bindings
 }
 
 // withBootstrapMetadata labels and annotates an object as Kubernetes does

@@ -14,8 +14,9 @@ import (
 // the global name, the A/AAAA records of the healthy clusters' addresses or
 // the CNAME fallback. A cluster counts when it is Ready, its Service has
 // ready endpoints and at least one ingress address. A cluster without a
-// region contributes to the global name only. Names over the DNS length
-// limits, or zones and regions that are not single labels, are errors.
+// region contributes to the global name only. Zones and regions that are
+// not DNS-1123 labels are skipped; names over the DNS length limits are
+// errors.
 func Desired(ctx context.Context, cfg Config, svc Service, clusters []Cluster) ([]dnsprovider.RecordSet, error) {
 	cfg, err := cfg.complete()
 	if err != nil {
@@ -31,6 +32,7 @@ func Desired(ctx context.Context, cfg Config, svc Service, clusters []Cluster) (
 	regions := map[string]addrSet{}
 	zones := map[zoneKey]addrSet{}
 	for _, c := range clusters {
+		c = withLabelsOnly(ctx, svc, c)
 		ips := addrSet{}
 		if c.healthy() {
 			addrs, err := addresses(ctx, cfg.Resolve, c)

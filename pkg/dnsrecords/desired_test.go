@@ -199,21 +199,11 @@ func TestDesiredErrors(t *testing.T) {
 		svc:  Service{Namespace: "default", Name: long},
 		want: []string{"default/" + long, "more than 63"},
 	}, {
-		name:     "a zone longer than a DNS label",
-		svc:      nginx,
-		clusters: []Cluster{healthy("c1", "us-east1", long, "10.0.0.1")},
-		want:     []string{nginxSvc, long, "more than 63"},
-	}, {
 		name:     "a zone name longer than 253 characters",
 		cfg:      Config{Federation: "fed", Domain: longDomain},
 		svc:      nginx,
 		clusters: []Cluster{healthy("c1", "us-east1", "us-east1-b", "10.0.0.1")},
 		want:     []string{nginxSvc, "more than 253"},
-	}, {
-		name:     "a zone that is not a single label",
-		svc:      nginx,
-		clusters: []Cluster{healthy("c1", "us-east1", "a.b", "10.0.0.1")},
-		want:     []string{nginxSvc, `"a.b" is not a single DNS label`},
 	}, {
 		name:     "a resolver failure other than not-found",
 		svc:      nginx,

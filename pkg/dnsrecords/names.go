@@ -1,9 +1,13 @@
 package dnsrecords
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/klog/v2"
 
 	"github.com/federation-v1/federation/pkg/dnsprovider"
 )
@@ -47,7 +51,7 @@ func (n names) zone(zone, region string) (string, error) { return n.build(zone, 
 func (n names) build(middle ...string) (string, error) {
 	labels := []string{n.base}
 	for _, m := range middle {
-		if m == "" || strings.Contains(m, ".") {
+		if !isLabel(m) {
 			return "", fmt.Errorf("service %s: %q is not a single DNS label (zone or region)", n.service, m)
 		}
 		labels = append(labels, strings.ToLower(m))
@@ -83,4 +87,38 @@ func (n names) owns(name string) bool {
 	}
 	labels := strings.Split(middle, ".")
 	return len(labels) <= 2 && !slices.Contains(labels, "")
+}
+
+// isLabel reports whether a zone or region, in lower case, is a DNS-1123
+// label.
+func isLabel(s string) bool {
+	return len(validation.IsDNS1123Label(strings.ToLower(s))) == 0
+}
+
+// withLabelsOnly returns c with the zones and region that are not DNS-1123
+// labels left out, and logs them. The apiserver refuses them in a Cluster's
+// status, but one written before that check, or straight to etcd, must
+// never make a name elsewhere in the zone: a "." adds a level, a "/" is a
+// separator of the provider's keys and a "*" a wildcard. Without a usable
+// region the cluster counts for the global name only.
+func withLabelsOnly(ctx context.Context, svc Service, c Cluster) Cluster {
+	logger := klog.FromContext(ctx)
+	if c.Region != "" && !isLabel(c.Region) {
+		logger.V(2).Info("Skipping a cluster's region that is not a DNS label", "service", svc.Namespace+"/"+svc.Name, "cluster", c.Name, "region", c.Region)
+		c.Region = ""
+	}
+	if c.Region == "" {
+		c.Zones = nil
+		return c
+	}
+	var zones []string
+	for _, z := range c.Zones {
+		if !isLabel(z) {
+			logger.V(2).Info("Skipping a cluster's zone that is not a DNS label", "service", svc.Namespace+"/"+svc.Name, "cluster", c.Name, "zone", z)
+			continue
+		}
+		zones = append(zones, z)
+	}
+	c.Zones = zones
+	return c
 }

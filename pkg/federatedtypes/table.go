@@ -1,7 +1,10 @@
 package federatedtypes
 
 import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
@@ -15,7 +18,7 @@ var extensions = schema.GroupVersion{Group: "extensions", Version: "v1beta1"}
 
 // All are the federated types, namespaces first.
 var All = []*Type{
-	{Name: "namespaces", Resource: gvr("", "v1", "namespaces"), Kind: "Namespace"},
+	{Name: "namespaces", Resource: gvr("", "v1", "namespaces"), Kind: "Namespace", Defaults: defaultNamespace},
 	{Name: "configmaps", Resource: gvr("", "v1", "configmaps"), Kind: "ConfigMap", Namespaced: true,
 		Fields: []string{"data", "binaryData", "immutable"}},
 	{Name: "secrets", Resource: gvr("", "v1", "secrets"), Kind: "Secret", Namespaced: true,
@@ -58,11 +61,41 @@ func Resources() []schema.GroupResource {
 	return grs
 }
 
-// NeverPropagated reports whether the object ns/name of resource gr is the
-// federation's own: its namespace, and everything in it (cluster credentials).
+// DefaultNeverPropagatedNamespaces are the namespaces whose objects are
+// never propagated, and whose federated Namespaces neither: the
+// federation's own (member credentials) and the members' system
+// namespaces, where a copy would run with the rights of a cluster's own
+// components. The controller manager's --never-propagated-namespaces
+// overrides the list for its controllers; the apiserver uses it as it is.
+var DefaultNeverPropagatedNamespaces = []string{
+	federationv1beta1.SystemNamespace, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease,
+}
+
+// NeverPropagatedNamespaces returns namespaces as a set, with the
+// federation's own always in it.
+func NeverPropagatedNamespaces(namespaces []string) sets.Set[string] {
+	return sets.New(namespaces...).Insert(federationv1beta1.SystemNamespace)
+}
+
+// NeverPropagatedIn returns the namespace among namespaces that keeps the
+// object ns/name of resource gr from being propagated: its own (a
+// Namespace's is its name), if listed.
+func NeverPropagatedIn(namespaces sets.Set[string], gr schema.GroupResource, ns, name string) (string, bool) {
+	if gr == Namespaces.Resource.GroupResource() {
+		ns = name
+	}
+	return ns, ns != "" && namespaces.Has(ns)
+}
+
+// defaultNeverPropagated is the set of DefaultNeverPropagatedNamespaces.
+var defaultNeverPropagated = NeverPropagatedNamespaces(DefaultNeverPropagatedNamespaces)
+
+// NeverPropagated reports whether the object ns/name of resource gr is
+// never propagated with the default list: it is in, or is, one of
+// DefaultNeverPropagatedNamespaces.
 func NeverPropagated(gr schema.GroupResource, ns, name string) bool {
-	return ns == federationv1beta1.SystemNamespace ||
-		(gr == Namespaces.Resource.GroupResource() && name == federationv1beta1.SystemNamespace)
+	_, never := NeverPropagatedIn(defaultNeverPropagated, gr, ns, name)
+	return never
 }
 
 // ByName returns the federated type of a controller name ("configmaps"),

@@ -24,6 +24,10 @@ type Type struct {
 	// Prune removes from a copy of the federated object what must not travel
 	// inside Fields (member-allocated or federation-generated values).
 	Prune func(obj *unstructured.Unstructured)
+	// Defaults adds to the copy sent to members what they get unless the
+	// federated object says otherwise (a namespace's Pod Security labels).
+	// It runs on the copy before its hash, so that the hash covers it.
+	Defaults func(obj *unstructured.Unstructured)
 	// Status computes the federated object's status, and annotations to
 	// set on it, from its members' copies; nil when the type brings nothing
 	// back. The status replaces the federated object's whole status.

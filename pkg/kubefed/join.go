@@ -38,9 +38,12 @@ func newJoinCommand(g *globalFlags) *cobra.Command {
 
 In the member (reached with --cluster-context, by default CLUSTER_NAME) it creates
 the namespace federation-system, a ServiceAccount, a ClusterRole with only what the
-federated types and health checks need, its binding and a long-lived token. In the
-federation it stores those credentials in a Secret in federation-system and creates
-the Cluster object.`,
+federated types and health checks need, its binding and a long-lived token, and a
+ValidatingAdmissionPolicy (with its binding) that refuses the account's writes to
+kube-system, kube-public, kube-node-lease and federation-system and pods asking for
+host namespaces, hostPath volumes, privilege or capabilities beyond baseline. In
+the federation it stores those credentials in a Secret in federation-system and
+creates the Cluster object.`,
 		Example: `  kubefed join cluster1 --context=fed --cluster-context=cluster1`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -87,7 +90,7 @@ func (o *joinOptions) run(ctx context.Context, out io.Writer) error {
 		},
 	}
 	if o.dryRun {
-		return printObjects(out, access.Namespace, access.Account, access.Role, access.Binding, access.TokenSecret, cluster)
+		return printObjects(out, access.Namespace, access.Account, access.Role, access.Binding, access.TokenSecret, access.Policy, access.PolicyBinding, cluster)
 	}
 
 	undo := &rollback{}
@@ -120,6 +123,10 @@ func createMemberAccess(ctx context.Context, member kubernetes.Interface, a *mem
 	core, rbac := member.CoreV1(), member.RbacV1()
 	if _, err := core.Namespaces().Create(ctx, a.Namespace, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, nil, fmt.Errorf("creating namespace %s in the member: %w", a.Namespace.Name, err)
+	}
+	// The policy is in place before the account has a token to use.
+	if err := installPolicy(ctx, member, a, undo); err != nil {
+		return nil, nil, err
 	}
 	ns := a.Account.Namespace
 	steps := []struct {

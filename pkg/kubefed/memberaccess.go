@@ -1,6 +1,7 @@
 package kubefed
 
 import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,13 +15,16 @@ const federationLabel = federationv1beta1.FederationLabel
 
 // memberAccess are the objects join creates in a member so that the
 // federation can manage it: an account, only the rights the federated types
-// and health checks need, and a long-lived token.
+// and health checks need, a long-lived token, and the admission policy that
+// bounds what the account may do with them.
 type memberAccess struct {
-	Namespace   *corev1.Namespace
-	Account     *corev1.ServiceAccount
-	Role        *rbacv1.ClusterRole
-	Binding     *rbacv1.ClusterRoleBinding
-	TokenSecret *corev1.Secret
+	Namespace     *corev1.Namespace
+	Account       *corev1.ServiceAccount
+	Role          *rbacv1.ClusterRole
+	Binding       *rbacv1.ClusterRoleBinding
+	TokenSecret   *corev1.Secret
+	Policy        *admissionregistrationv1.ValidatingAdmissionPolicy
+	PolicyBinding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
 }
 
 // accessName is the name of every member-side object of federation fed.
@@ -31,7 +35,9 @@ var readWrite = []string{"get", "list", "watch", "create", "update", "patch", "d
 var readOnly = []string{"get", "list", "watch"}
 
 // memberRules: the federated types in full, and read access to what health,
-// capacity and DNS look at. Not `*` on `*/*`, as v1 had.
+// capacity and DNS look at. Not `*` on `*/*`, as v1 had; and nothing on RBAC
+// or admissionregistration, so that the federation cannot widen its rights
+// nor lift the policy join installs.
 var memberRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"namespaces", "configmaps", "secrets", "services"}, Verbs: readWrite},
 	{APIGroups: []string{"apps"}, Resources: []string{"deployments", "replicasets", "daemonsets"}, Verbs: readWrite},
@@ -53,6 +59,7 @@ func newMemberAccess(fed string) *memberAccess {
 	token := meta(ns)
 	token.Name = name + "-token"
 	token.Annotations = map[string]string{corev1.ServiceAccountNameKey: name}
+	policy, policyBinding := newMemberPolicy(fed, accountUsername(ns, name), meta(""))
 	return &memberAccess{
 		Namespace: &corev1.Namespace{TypeMeta: typeMeta("v1", "Namespace"), ObjectMeta: metav1.ObjectMeta{Name: ns}},
 		Account:   &corev1.ServiceAccount{TypeMeta: typeMeta("v1", "ServiceAccount"), ObjectMeta: meta(ns)},
@@ -63,7 +70,9 @@ func newMemberAccess(fed string) *memberAccess {
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}},
 		},
-		TokenSecret: &corev1.Secret{TypeMeta: typeMeta("v1", "Secret"), ObjectMeta: token, Type: corev1.SecretTypeServiceAccountToken},
+		TokenSecret:   &corev1.Secret{TypeMeta: typeMeta("v1", "Secret"), ObjectMeta: token, Type: corev1.SecretTypeServiceAccountToken},
+		Policy:        policy,
+		PolicyBinding: policyBinding,
 	}
 }
 

@@ -25,7 +25,8 @@ func newUnjoinCommand(g *globalFlags) *cobra.Command {
 		Use:   "unjoin CLUSTER_NAME --context=FEDERATION [--cluster-context=CONTEXT]",
 		Short: "Remove a cluster from a federation",
 		Long: `Remove a cluster from a federation: the Cluster and its credentials Secret in the
-federation, and the ServiceAccount, ClusterRole, binding and token in the member.
+federation, and the ServiceAccount, ClusterRole, binding, token and admission
+policy in the member.
 Copies of federated objects stay in the member. When the member cannot be reached,
 the federation side is still removed and kubefed says what it could not clean.`,
 		Example: `  kubefed unjoin cluster3 --context=fed --cluster-context=cluster3`,
@@ -54,8 +55,9 @@ func (o *unjoinOptions) run(ctx context.Context, out, errOut io.Writer) error {
 	}
 
 	if err := o.removeMemberAccess(ctx); err != nil {
-		fmt.Fprintf(errOut, "warning: could not clean up cluster %q (remove them by hand: ServiceAccount and Secret %s/%s[-token], ClusterRole and ClusterRoleBinding %s): %v\n",
-			o.cluster, membercluster.SecretNamespace, accessName(o.federation), accessName(o.federation), err)
+		name := accessName(o.federation)
+		fmt.Fprintf(errOut, "warning: could not clean up cluster %q (remove them by hand: ServiceAccount and Secret %s/%s[-token], ClusterRole and ClusterRoleBinding %s, ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding %s): %v\n",
+			o.cluster, membercluster.SecretNamespace, name, name, name, err)
 	}
 	if ref := cluster.Spec.SecretRef; ref != nil {
 		err := fed.kube.CoreV1().Secrets(membercluster.SecretNamespace).Delete(ctx, ref.Name, metav1.DeleteOptions{})
@@ -87,9 +89,6 @@ func (o *unjoinOptions) removeMemberAccess(ctx context.Context) error {
 	ns := a.Account.Namespace
 	del := metav1.DeleteOptions{}
 	var errs []error
-	if _, err := removeForwarding(ctx, member, o.federation); err != nil {
-		errs = append(errs, err)
-	}
 	for _, remove := range []func() error{
 		func() error { return member.RbacV1().ClusterRoleBindings().Delete(ctx, a.Binding.Name, del) },
 		func() error { return member.RbacV1().ClusterRoles().Delete(ctx, a.Role.Name, del) },
@@ -99,6 +98,13 @@ func (o *unjoinOptions) removeMemberAccess(ctx context.Context) error {
 		if err := remove(); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, err)
 		}
+	}
+	// The policy goes once the account it bounds is gone, not before.
+	if len(errs) == 0 {
+		errs = removePolicy(ctx, member, o.federation)
+	}
+	if _, err := removeForwarding(ctx, member, o.federation); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -34,7 +34,8 @@ const (
 )
 
 // createCredentials writes a new CA, the apiserver's serving certificate and
-// the client certificates of the admin and the controller manager.
+// the client certificates of the admin and the controller manager; with DNS,
+// also the embedded etcd's (createEtcdCredentials).
 func (p *Plane) createCredentials() error {
 	if err := os.MkdirAll(p.path("pki"), 0o700); err != nil {
 		return err
@@ -52,7 +53,10 @@ func (p *Plane) createCredentials() error {
 	if err := ca.IssueClient(p.path(adminCert), p.path(adminKey), adminUser, adminGroup); err != nil {
 		return err
 	}
-	return ca.IssueClient(p.path(controllersCert), p.path(controllersKey), federationv1beta1.ControllerManagerUser)
+	if err := ca.IssueClient(p.path(controllersCert), p.path(controllersKey), federationv1beta1.ControllerManagerUser); err != nil {
+		return err
+	}
+	return p.createEtcdCredentials()
 }
 
 // writeControllerManagerKubeconfig writes how the controller manager reaches

@@ -17,6 +17,7 @@ import (
 	"github.com/federation-v1/federation/pkg/freeport"
 	"github.com/federation-v1/federation/pkg/httpprobe"
 	"github.com/federation-v1/federation/pkg/localprocess"
+	"github.com/federation-v1/federation/pkg/pki"
 )
 
 // DNSServerProgram is the program name of the federation DNS server.
@@ -50,6 +51,10 @@ type DNSServer struct {
 	// EmbeddedEtcdPort is where the apiserver's embedded etcd serves clients
 	// (0 with an external etcd).
 	EmbeddedEtcdPort int `json:"embeddedEtcdPort,omitempty"`
+	// EtcdTLS: the embedded etcd serves that port over TLS to clients with
+	// a certificate of the plane's etcd CA only. A plane made before is
+	// switched to it at its next start.
+	EtcdTLS bool `json:"etcdTLS,omitempty"`
 	// HealthAddress and ReadyAddress serve /health and /ready; MetricsAddress /metrics.
 	HealthAddress  string `json:"healthAddress"`
 	ReadyAddress   string `json:"readyAddress"`
@@ -86,10 +91,84 @@ func (p *Plane) planDNS() error {
 			return err
 		}
 		d.EmbeddedEtcdPort = port
-		d.EtcdEndpoints = []string{fmt.Sprintf("http://127.0.0.1:%d", port)}
+		d.useEtcdTLS()
 	}
 	p.DNS = d
 	return nil
+}
+
+// useEtcdTLS points the DNS server and the DNS writer at the embedded etcd's
+// TLS port.
+func (d *DNSServer) useEtcdTLS() {
+	d.EtcdTLS = true
+	d.EtcdEndpoints = []string{fmt.Sprintf("https://127.0.0.1:%d", d.EmbeddedEtcdPort)}
+}
+
+// Credentials of the embedded etcd's client port, relative to the plane's
+// folder. Their CA is not the plane's: that one also signs the apiserver's
+// users (tenants among them), and none of them may read etcd directly.
+const (
+	etcdCACert         = "pki/etcd-ca.crt"
+	etcdCAKey          = "pki/etcd-ca.key"
+	etcdServingCert    = "pki/etcd-server.crt"
+	etcdServingKey     = "pki/etcd-server.key"
+	etcdDNSCert        = "pki/etcd-federation-dns.crt"
+	etcdDNSKey         = "pki/etcd-federation-dns.key"
+	etcdControllerCert = "pki/etcd-controller-manager.crt"
+	etcdControllerKey  = "pki/etcd-controller-manager.key"
+)
+
+// createEtcdCredentials writes the etcd CA, the etcd's serving certificate
+// for 127.0.0.1 and the client certificates of federation-dns and the
+// controller manager, when the plane's DNS reads the embedded etcd.
+func (p *Plane) createEtcdCredentials() error {
+	if p.DNS == nil || !p.DNS.EtcdTLS {
+		return nil
+	}
+	ca, err := pki.NewCA("federation-" + p.Name + "-etcd-ca")
+	if err != nil {
+		return err
+	}
+	if err := ca.WriteFiles(p.path(etcdCACert), p.path(etcdCAKey)); err != nil {
+		return err
+	}
+	if err := ca.IssueServing(p.path(etcdServingCert), p.path(etcdServingKey), "federation-etcd"); err != nil {
+		return err
+	}
+	if err := ca.IssueClient(p.path(etcdDNSCert), p.path(etcdDNSKey), DNSServerProgram); err != nil {
+		return err
+	}
+	return ca.IssueClient(p.path(etcdControllerCert), p.path(etcdControllerKey), ControllerManager)
+}
+
+// ensureEtcdClientTLS switches a plane made before the embedded etcd's port
+// had TLS to it: credentials, endpoints and DNS files. Only while none of
+// its programs runs, so that they all start with the same.
+func (p *Plane) ensureEtcdClientTLS() error {
+	if p.DNS == nil || p.DNS.EmbeddedEtcdPort == 0 || p.DNS.EtcdTLS || p.Running() {
+		return nil
+	}
+	p.DNS.useEtcdTLS()
+	if err := p.createEtcdCredentials(); err != nil {
+		return err
+	}
+	if err := p.writeDNSFiles(); err != nil {
+		return err
+	}
+	return p.save()
+}
+
+// etcdClientTLSArgs make the apiserver's embedded etcd serve its client
+// port over TLS to the holders of the etcd CA's certificates.
+func etcdClientTLSArgs(p *Plane) []string {
+	if p.DNS == nil || !p.DNS.EtcdTLS {
+		return nil
+	}
+	return []string{
+		"--embedded-etcd-tls-cert-file=" + p.path(etcdServingCert),
+		"--embedded-etcd-tls-private-key-file=" + p.path(etcdServingKey),
+		"--embedded-etcd-client-ca-file=" + p.path(etcdCACert),
+	}
 }
 
 // DNSCacheSeconds caps how long federation-dns serves an answer from its
@@ -105,6 +184,9 @@ var corefileTemplate = template.Must(template.New("Corefile").Parse(`# Written b
     etcd {{.Zone}} {
         endpoint {{.Endpoints}}
         path /skydns
+{{- if .TLS}}
+        tls {{.TLS}}
+{{- end}}
     }
     cache {{.CacheSeconds}}
     errors
@@ -119,6 +201,11 @@ var providerConfigTemplate = template.Must(template.New("coredns-provider.conf")
 etcd-endpoints = {{.Endpoints}}
 zones = {{.Zone}}
 coredns-endpoints = {{.Address}}
+{{- if .TLS}}
+etcd-cert-file = {{.CertFile}}
+etcd-key-file = {{.KeyFile}}
+etcd-ca-file = {{.CAFile}}
+{{- end}}
 `))
 
 // writeDNSFiles writes the Corefile of the DNS server and the
@@ -139,8 +226,14 @@ func (p *Plane) writeDNSFiles() error {
 	}
 	for name, tmpl := range map[string]*template.Template{corefile: corefileTemplate, ProviderConfig: providerConfigTemplate} {
 		values["Endpoints"] = strings.Join(p.DNS.EtcdEndpoints, " ")
+		values["TLS"] = ""
+		if p.DNS.EtcdTLS {
+			// CoreDNS's etcd plugin: tls CERT KEY CACERT.
+			values["TLS"] = corefileQuote(p.path(etcdDNSCert)) + " " + corefileQuote(p.path(etcdDNSKey)) + " " + corefileQuote(p.path(etcdCACert))
+		}
 		if name == ProviderConfig {
 			values["Endpoints"] = strings.Join(p.DNS.EtcdEndpoints, ",")
+			values["CertFile"], values["KeyFile"], values["CAFile"] = p.path(etcdControllerCert), p.path(etcdControllerKey), p.path(etcdCACert)
 		}
 		var b strings.Builder
 		if err := tmpl.Execute(&b, values); err != nil {
@@ -151,6 +244,11 @@ func (p *Plane) writeDNSFiles() error {
 		}
 	}
 	return nil
+}
+
+// corefileQuote makes a path one Corefile token, spaces and all.
+func corefileQuote(path string) string {
+	return `"` + strings.ReplaceAll(path, `"`, `\"`) + `"`
 }
 
 func dnsArgs(p *Plane) []string {

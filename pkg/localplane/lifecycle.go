@@ -51,7 +51,10 @@ func New(opts Options) (*Plane, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	p := &Plane{Options: opts, Processes: map[string]*localprocess.Process{}, askedPort: opts.Port, new: true}
+	p := &Plane{
+		Options: opts, Processes: map[string]*localprocess.Process{}, askedPort: opts.Port, new: true,
+		EncryptionConfig: encryptionConfigFile, AuditPolicy: auditPolicyFile,
+	}
 	if err := p.pickPorts(); err != nil {
 		return nil, err
 	}
@@ -82,13 +85,20 @@ func (p *Plane) pickPorts() error {
 	return p.planDNS()
 }
 
-// Create writes the planned plane to its folder: credentials and state.
+// Create writes the planned plane to its folder: credentials, the
+// encryption key, the audit policy and the state.
 func (p *Plane) Create() error {
 	if err := os.MkdirAll(p.path("logs"), 0o700); err != nil {
 		return err
 	}
 	if err := p.createCredentials(); err != nil {
 		return fmt.Errorf("creating credentials for federation %q: %w", p.Name, err)
+	}
+	if err := p.writeEncryptionConfig(); err != nil {
+		return fmt.Errorf("writing the encryption configuration of federation %q: %w", p.Name, err)
+	}
+	if err := p.writeAuditPolicy(); err != nil {
+		return fmt.Errorf("writing the audit policy of federation %q: %w", p.Name, err)
 	}
 	return p.writeConfiguration()
 }
@@ -121,6 +131,12 @@ func (p *Plane) CommandLines(find func(program string) (string, error)) []string
 // Start starts every program of the plane that is not running, with the
 // binaries found by find.
 func (p *Plane) Start(find func(program string) (string, error)) error {
+	if err := p.ensureControllerManagerServingCert(); err != nil {
+		return fmt.Errorf("issuing the controller manager's serving certificate: %w", err)
+	}
+	if err := p.ensureEtcdClientTLS(); err != nil {
+		return fmt.Errorf("securing the embedded etcd's client port: %w", err)
+	}
 	for _, prog := range programsOf(p) {
 		if p.Processes[prog.name].Alive() {
 			continue
@@ -228,7 +244,7 @@ func (p *Plane) WaitReady(ctx context.Context, tick func()) error {
 		return err
 	}
 	err = localprocess.WaitFor(ctx, readyTimeout, "federation-controller-manager /healthz", p.Processes[ControllerManager], func() error {
-		return httpprobe.GetOK(ctx, "http://"+p.ControllerManagerAddress+"/healthz")
+		return httpprobe.GetOK(ctx, "https://"+p.ControllerManagerAddress+"/healthz")
 	})
 	if err != nil {
 		return err

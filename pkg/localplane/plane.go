@@ -83,12 +83,19 @@ type Plane struct {
 	Options
 	// Server is the apiserver's URL.
 	Server string `json:"server"`
-	// ControllerManagerAddress serves the controller manager's /healthz and /metrics.
+	// ControllerManagerAddress serves the controller manager's /healthz, /metrics and
+	// /debug/pprof/ over HTTPS (see ControllerManagerClient).
 	ControllerManagerAddress string `json:"controllerManagerAddress"`
 	// DNS is set when the plane runs its own DNS server.
 	DNS *DNSServer `json:"dns,omitempty"`
 	// Processes by program name.
 	Processes map[string]*localprocess.Process `json:"processes"`
+	// EncryptionConfig and AuditPolicy are the apiserver's
+	// --encryption-provider-config and --audit-policy-file, relative to
+	// the folder; empty in a plane made before init wrote them, which
+	// then runs without.
+	EncryptionConfig string `json:"encryptionConfig,omitempty"`
+	AuditPolicy      string `json:"auditPolicy,omitempty"`
 
 	// new is a plane of New, not Load: nothing outside its folder holds its
 	// addresses yet, so it may pick its ports again.

@@ -36,9 +36,9 @@ func programsOf(p *Plane) []program {
 func controllerManagerArgs(p *Plane) []string {
 	args := []string{
 		"--kubeconfig=" + p.path(ControllerManagerKubeconfig),
-		"--address=" + p.ControllerManagerAddress,
 		"--federation-name=" + p.Name,
 	}
+	args = append(args, controllerManagerServingArgs(p)...)
 	if config := p.providerConfig(); config != "" {
 		args = append(args, "--dns-provider=coredns", "--dns-provider-config="+config, "--dns-zone-name="+p.DNSZone)
 	}
@@ -59,6 +59,23 @@ func apiserverArgs(p *Plane) []string {
 	}
 	if p.DNS != nil && p.DNS.EmbeddedEtcdPort != 0 {
 		args = append(args, "--embedded-etcd-client-port="+strconv.Itoa(p.DNS.EmbeddedEtcdPort))
+		args = append(args, etcdClientTLSArgs(p)...)
+	}
+	return append(args, dataAtRestArgs(p)...)
+}
+
+// dataAtRestArgs encrypt Secrets in etcd and write the audit log, when the
+// plane has the files for it.
+func dataAtRestArgs(p *Plane) []string {
+	var args []string
+	if p.EncryptionConfig != "" {
+		args = append(args, "--encryption-provider-config="+p.path(p.EncryptionConfig))
+	}
+	if p.AuditPolicy != "" {
+		args = append(args,
+			"--audit-policy-file="+p.path(p.AuditPolicy),
+			"--audit-log-path="+p.path(auditLogFile),
+			"--audit-log-maxbackup="+strconv.Itoa(auditLogMaxBackups))
 	}
 	return args
 }

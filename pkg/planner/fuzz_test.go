@@ -19,19 +19,32 @@ func FuzzPlan(f *testing.F) {
 		if replicas < 0 || replicas > 100000 {
 			t.Skip()
 		}
-		prefs, in := decode(replicas, spec, rebalance, key)
+		prefs, in := decode(replicas, spec, rebalance, key, fuzzValue)
 		checkInvariants(t, prefs, in, prefs.Plan(in))
 	})
 }
 
+// fuzzValue is FuzzPlan's value of a cluster's field (0 weight, 1 min,
+// 2 max, 3 current, 4 capacity) from its byte: small weights and minimums.
+func fuzzValue(field int, b byte) int64 {
+	switch field {
+	case 0:
+		return int64(b % 8)
+	case 1:
+		return int64(b % 32)
+	}
+	return int64(b)
+}
+
 // decode turns fuzz bytes into preferences and an input: each cluster takes
-// six bytes (flags, weight, min, max, current, capacity).
-func decode(replicas int64, spec []byte, rebalance bool, key string) (Preferences, Input) {
+// six bytes (flags, weight, min, max, current, capacity), whose values
+// value draws.
+func decode(replicas int64, spec []byte, rebalance bool, key string, value func(field int, b byte) int64) (Preferences, Input) {
 	prefs := Preferences{Rebalance: rebalance, Clusters: map[string]ClusterPreference{}}
 	in := Input{Replicas: replicas, Key: key, Current: map[string]int64{}, Capacity: map[string]int64{}}
 	for i := 0; i+6 <= len(spec) && i/6 < 8; i += 6 {
 		name := fmt.Sprintf("c%d", i/6)
-		flags, weight, lo, hi, current, capacity := spec[i], int64(spec[i+1]%8), int64(spec[i+2]%32), int64(spec[i+3]), int64(spec[i+4]), int64(spec[i+5])
+		flags, weight, lo, hi, current, capacity := spec[i], value(0, spec[i+1]), value(1, spec[i+2]), value(2, spec[i+3]), value(3, spec[i+4]), value(4, spec[i+5])
 		in.Clusters = append(in.Clusters, name)
 		pref := ClusterPreference{Weight: weight, MinReplicas: lo}
 		if flags&1 != 0 {

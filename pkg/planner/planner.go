@@ -9,6 +9,8 @@ package planner
 
 import (
 	"hash/fnv"
+	"math"
+	"math/bits"
 	"sort"
 )
 
@@ -138,10 +140,11 @@ func (p Preferences) Plan(in Input) Plan {
 		if weights == 0 {
 			break
 		}
+		skipPreallocated(candidates, remaining, weights, preallocated)
 		round := remaining
 		open := candidates[:0:0]
 		for _, c := range candidates {
-			share := min((round*c.Weight+weights-1)/weights, remaining)
+			share := min(ceilShare(round, c.Weight, weights), remaining)
 			// A share first covers replicas preallocated in step 2.
 			used := min(share, preallocated[c.name])
 			if used > 0 {
@@ -188,6 +191,62 @@ func (p Preferences) Plan(in Input) Plan {
 	return plan
 }
 
+// skipPreallocated takes at once the rounds of step 3 in which every share
+// goes to replicas preallocated in step 2: such a round changes nothing but
+// what is left preallocated, so the next one is the same. One by one they
+// would take as many rounds as replicas run (billions for a large workload
+// grown by one).
+func skipPreallocated(candidates []*candidate, remaining, weights int64, preallocated map[string]int64) {
+	shares := make([]int64, len(candidates))
+	rounds := int64(-1)
+	for i, c := range candidates {
+		shares[i] = min(ceilShare(remaining, c.Weight, weights), remaining)
+		if shares[i] > 0 {
+			if n := preallocated[c.name] / shares[i]; rounds < 0 || n < rounds {
+				rounds = n
+			}
+		}
+	}
+	if rounds <= 0 {
+		return
+	}
+	for i, c := range candidates {
+		if shares[i] > 0 {
+			preallocated[c.name] -= rounds * shares[i]
+		}
+	}
+}
+
+// MaxWeight bounds a weight: a heavier one counts as this much. Validation
+// refuses larger ones; with this bound the sum of the weights cannot
+// overflow.
+const MaxWeight = math.MaxInt32
+
+// bounded keeps a preference within what the arithmetic handles, whatever
+// was validated: weights within 0..MaxWeight, minimum and maximum not
+// negative.
+func bounded(p ClusterPreference) ClusterPreference {
+	p.Weight = min(max(p.Weight, 0), MaxWeight)
+	p.MinReplicas = max(p.MinReplicas, 0)
+	if p.MaxReplicas != nil && *p.MaxReplicas < 0 {
+		p.MaxReplicas = new(int64)
+	}
+	return p
+}
+
+// ceilShare is ⌈n·weight/weights⌉ in 128 bits, so that no product
+// overflows; 0 ≤ n, 0 ≤ weight ≤ weights and weights > 0, so the result is
+// at most n.
+func ceilShare(n, weight, weights int64) int64 {
+	hi, lo := bits.Mul64(uint64(n), uint64(weight))
+	// hi < weights since weight ≤ weights and n < 2^63.
+	q, r := bits.Div64(hi, lo, uint64(weights))
+	if r != 0 {
+		q++
+	}
+	return int64(q)
+}
+
 // candidates returns the clusters that have a preference (their own or the
 // wildcard), heaviest first; the others get 0 in replicas.
 func (p Preferences) candidates(in Input, replicas map[string]int64) []*candidate {
@@ -201,6 +260,7 @@ func (p Preferences) candidates(in Input, replicas map[string]int64) []*candidat
 			replicas[name] = 0
 			continue
 		}
+		pref = bounded(pref)
 		h := fnv.New32()
 		h.Write([]byte(name))
 		h.Write([]byte(in.Key))

@@ -1,10 +1,13 @@
 package replicapreferences
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 func ptr(i int64) *int64 { return &i }
@@ -41,6 +44,20 @@ func TestParse(t *testing.T) {
 		{name: "negative minimum", value: `{"clusters":{"c1":{"minReplicas":-1}}}`, wantErr: "negative"},
 		{name: "max under min", value: `{"clusters":{"c1":{"minReplicas":3,"maxReplicas":2}}}`, wantErr: "less than minReplicas"},
 		{name: "bad cluster name", value: `{"clusters":{"Not_A_Name":{"weight":1}}}`, wantErr: "not a cluster name"},
+		{
+			name:  "the largest values",
+			value: `{"clusters":{"c1":{"minReplicas":2147483647,"maxReplicas":2147483647,"weight":2147483647}}}`,
+			want: &Preferences{Clusters: map[string]ClusterPreferences{
+				"c1": {MinReplicas: MaxValue, MaxReplicas: ptr(MaxValue), Weight: MaxValue},
+			}},
+		},
+		{name: "weight above int32", value: `{"clusters":{"c1":{"weight":4611686018427387904}}}`, wantErr: "clusters[c1].weight: Invalid value: 4611686018427387904: must be at most 2147483647"},
+		{name: "minimum above int32", value: `{"clusters":{"*":{"minReplicas":2147483648}}}`, wantErr: "clusters[*].minReplicas"},
+		{name: "maximum above int32", value: `{"clusters":{"c1":{"maxReplicas":2147483648}}}`, wantErr: "clusters[c1].maxReplicas"},
+		{name: "negative maximum", value: `{"clusters":{"c1":{"maxReplicas":-1}}}`, wantErr: "clusters[c1].maxReplicas: Invalid value: -1: must not be negative"},
+		{name: "beyond int64", value: `{"clusters":{"c1":{"weight":1e30}}}`, wantErr: "not a JSON object"},
+		{name: "too large", value: `{"clusters":{"c1":{"weight":1}}}` + strings.Repeat(" ", MaxSize), wantErr: "Too long"},
+		{name: "too many clusters", value: manyClusters(MaxClusters + 1), wantErr: "clusters: Too many"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -54,6 +71,31 @@ func TestParse(t *testing.T) {
 			assert.Equal(t, c.want, got)
 		})
 	}
+}
+
+// manyClusters is a value with n clusters of weight 1.
+func manyClusters(n int) string {
+	entries := make([]string, n)
+	for i := range entries {
+		entries[i] = fmt.Sprintf(`"c%d":{"weight":1}`, i)
+	}
+	return `{"clusters":{` + strings.Join(entries, ",") + `}}`
+}
+
+func TestParseField(t *testing.T) {
+	path := field.NewPath("metadata", "annotations").Key(DeploymentAnnotation)
+	_, errs := ParseField(`{"clusters":{"cluster1":{"weight":4611686018427387904},"cluster2":{"minReplicas":-1}}}`, path)
+	require.Len(t, errs, 2)
+	assert.Equal(t, "metadata.annotations["+DeploymentAnnotation+"].clusters[cluster1].weight", errs[0].Field)
+	assert.Equal(t, "metadata.annotations["+DeploymentAnnotation+"].clusters[cluster2].minReplicas", errs[1].Field)
+
+	_, errs = ParseField(`{"clusters":`, path)
+	require.Len(t, errs, 1)
+	assert.Equal(t, "metadata.annotations["+DeploymentAnnotation+"]", errs[0].Field, "a value that does not parse is named as a whole")
+
+	p, errs := ParseField(manyClusters(MaxClusters), path)
+	require.Empty(t, errs)
+	assert.Len(t, p.Clusters, MaxClusters)
 }
 
 func TestForCluster(t *testing.T) {

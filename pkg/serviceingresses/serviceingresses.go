@@ -2,7 +2,7 @@
 // annotation that the federation writes on a federated Service: per member
 // cluster whose copy has a load balancer, its ingress addresses, or null
 // where the copy has no ready endpoints. Status aggregation writes it; the
-// service DNS controller reads it.
+// service DNS controller reads it; admission lets no one else write it.
 package serviceingresses
 
 import (
@@ -17,6 +17,11 @@ import (
 
 // Annotation is the annotation's key. It never travels to members.
 const Annotation = federationv1beta1.ServiceIngressesAnnotation
+
+// Subresource is the virtual subresource of services that a user must be
+// allowed to update to set or change the annotation: DNS records are made
+// from it, so only the federation controller manager may write it.
+const Subresource = "federation-ingresses"
 
 // ClusterIngress is one cluster's entry.
 type ClusterIngress struct {

@@ -229,20 +229,21 @@ func (u *User) RestartControllerManager(name string, flags ...string) string {
 	for _, p := range localprocess.FindMentioning(dir, map[string]bool{localplane.ControllerManager: true}) {
 		require.NoError(u.T, p.Stop(5*time.Second))
 	}
-	address := u.Plane(name).ControllerManagerAddress
+	plane := u.Plane(name)
+	address := plane.ControllerManagerAddress
+	args := append([]string{
+		"--kubeconfig=" + filepath.Join(dir, localplane.ControllerManagerKubeconfig),
+		"--federation-name=" + name,
+	}, plane.ControllerManagerServingArgs()...)
 	p := &localprocess.Process{
 		Name: localplane.ControllerManager,
 		Path: filepath.Join(u.Bin, localplane.ControllerManager),
-		Args: append([]string{
-			"--kubeconfig=" + filepath.Join(dir, localplane.ControllerManagerKubeconfig),
-			"--address=" + address,
-			"--federation-name=" + name,
-		}, flags...),
-		Log: filepath.Join(u.T.TempDir(), "controller-manager.log"),
+		Args: append(args, flags...),
+		Log:  filepath.Join(u.T.TempDir(), "controller-manager.log"),
 	}
 	require.NoError(u.T, p.Start(false))
 	u.T.Cleanup(func() { _ = p.Stop(5 * time.Second) })
 	require.NoError(u.T, localprocess.WaitFor(context.Background(), 90*time.Second, "the restarted controller manager's /healthz", p,
-		func() error { return httpprobe.GetOK(context.Background(), "http://"+address+"/healthz") }))
+		func() error { return httpprobe.GetOK(context.Background(), "https://"+address+"/healthz") }))
 	return p.Log
 }

@@ -2,11 +2,16 @@
 // rejects federated objects whose federation annotations do not parse:
 // the cluster selector on any object, and the replica preferences on
 // ReplicaSets, Deployments and Jobs. v1 silently ignored such annotations;
-// here the request fails with a 422 naming the annotation.
+// here the request fails with a 422 naming the annotation (and the field of
+// the preferences). It also keeps the service-ingresses annotation, which
+// DNS records are made from, to the federation controller manager: setting
+// or changing it takes the right to update services/federation-ingresses,
+// else the request fails with a 403 (ingresses.go).
 package federationannotations
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/initializer"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/federation-v1/federation/pkg/clusterselector"
 	"github.com/federation-v1/federation/pkg/replicapreferences"
@@ -47,13 +54,38 @@ func New() *Plugin {
 // Plugin validates the federation annotations on create and update.
 type Plugin struct {
 	*admission.Handler
+	// authorizer says who may write the service-ingresses annotation.
+	authorizer authorizer.Authorizer
 }
 
-var _ admission.ValidationInterface = &Plugin{}
+var (
+	_ admission.ValidationInterface = &Plugin{}
+	_ initializer.WantsAuthorizer   = &Plugin{}
+)
 
-// Validate rejects an object whose federation annotations do not parse.
-func (p *Plugin) Validate(_ context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
-	if a.GetSubresource() != "" || a.GetObject() == nil {
+// SetAuthorizer implements initializer.WantsAuthorizer.
+func (p *Plugin) SetAuthorizer(a authorizer.Authorizer) {
+	p.authorizer = a
+}
+
+// ValidateInitialization implements admission.InitializationValidator.
+func (p *Plugin) ValidateInitialization() error {
+	if p.authorizer == nil {
+		return fmt.Errorf("%s: missing the authorizer", PluginName)
+	}
+	return nil
+}
+
+// Validate rejects a Service whose service-ingresses annotation the user
+// may not write, and an object whose federation annotations do not parse.
+func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+	if a.GetObject() == nil {
+		return nil
+	}
+	if err := p.authorizeIngresses(ctx, a); err != nil {
+		return err
+	}
+	if a.GetSubresource() != "" {
 		return nil
 	}
 	obj, err := meta.Accessor(a.GetObject())
@@ -79,9 +111,8 @@ func Validate(gr schema.GroupResource, annotations map[string]string) field.Erro
 	}
 	if key, ok := preferencesAnnotations[gr]; ok {
 		if value, ok := annotations[key]; ok {
-			if _, err := replicapreferences.Parse(value); err != nil {
-				errs = append(errs, field.Invalid(path.Key(key), value, err.Error()))
-			}
+			_, prefErrs := replicapreferences.ParseField(value, path.Key(key))
+			errs = append(errs, prefErrs...)
 		}
 	}
 	return errs

@@ -41,7 +41,8 @@ var legacyGroups = map[string][]string{"extensions": {"apps", "networking.k8s.io
 
 // Register adds the plugin to plugins. resources are the federated
 // resources; skip says which objects are never propagated (the
-// federation's own namespace and what is in it).
+// federation's own namespace, the members' system namespaces, and what is
+// in them): they get no finalizer, since no copy of theirs is ever made.
 func Register(plugins *admission.Plugins, resources []schema.GroupResource, skip func(gr schema.GroupResource, namespace, name string) bool) {
 	plugins.Register(PluginName, func(io.Reader) (admission.Interface, error) {
 		return New(resources, skip), nil

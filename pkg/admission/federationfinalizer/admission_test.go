@@ -15,6 +15,7 @@ import (
 	api "k8s.io/kubernetes/pkg/apis/core"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/generated/clientset/versioned/fake"
 	informers "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
 )
@@ -33,8 +34,13 @@ func ownNamespace(gr schema.GroupResource, namespace, name string) bool {
 
 // plugin returns the plugin with clusters registered in its informer.
 func plugin(t *testing.T, clusters ...string) *Plugin {
+	return pluginSkipping(t, ownNamespace, clusters...)
+}
+
+// pluginSkipping is plugin with skip saying what is never propagated.
+func pluginSkipping(t *testing.T, skip func(gr schema.GroupResource, namespace, name string) bool, clusters ...string) *Plugin {
 	factory := informers.NewSharedInformerFactory(fake.NewSimpleClientset(), 0)
-	p := New(federated, ownNamespace)
+	p := New(federated, skip)
 	PluginInitializer{Informers: factory}.Initialize(p)
 	require.NoError(t, p.ValidateInitialization())
 	store := factory.Federation().V1beta1().Clusters().Informer().GetStore()
@@ -107,6 +113,29 @@ func TestAdmitLeavesTheFederationsOwnNamespaceAlone(t *testing.T) {
 		admission.Create, nil, false, nil)
 	require.NoError(t, p.Admit(context.Background(), attrs, nil))
 	assert.Equal(t, []string{Finalizer}, other.Finalizers)
+}
+
+// As the apiserver registers the plugin: nothing is propagated from the
+// members' system namespaces, so nothing there waits for the controller
+// manager to be deleted.
+func TestAdmitLeavesTheNeverPropagatedNamespacesAlone(t *testing.T) {
+	p := pluginSkipping(t, federatedtypes.NeverPropagated, "c1")
+	for _, name := range []string{"kube-system", "kube-public", "kube-node-lease", "federation-system"} {
+		cm := &api.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "x"}}
+		attrs := admission.NewAttributesRecord(cm, nil, schema.GroupVersionKind{}, name, "x", configMaps, "", admission.Create, nil, false, nil)
+		require.NoError(t, p.Admit(context.Background(), attrs, nil))
+		assert.Empty(t, cm.Finalizers, "a ConfigMap in %s", name)
+
+		ns := &api.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		attrs = admission.NewAttributesRecord(ns, nil, schema.GroupVersionKind{}, "", name, api.Resource("namespaces").WithVersion("v1"), "",
+			admission.Create, nil, false, nil)
+		require.NoError(t, p.Admit(context.Background(), attrs, nil))
+		assert.Empty(t, ns.Finalizers, "the Namespace %s", name)
+	}
+	cm := &api.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "x"}}
+	attrs := admission.NewAttributesRecord(cm, nil, schema.GroupVersionKind{}, "team-a", "x", configMaps, "", admission.Create, nil, false, nil)
+	require.NoError(t, p.Admit(context.Background(), attrs, nil))
+	assert.Equal(t, []string{Finalizer}, cm.Finalizers)
 }
 
 func TestValidateInitializationWantsTheInformers(t *testing.T) {

@@ -63,9 +63,12 @@ type Controller struct {
 	recorder record.EventRecorder
 	opts     Options
 
-	// trackers hold each cluster's verdict across probes.
+	// trackers hold each cluster's verdict across probes; refusals the
+	// message of each cluster's refused address or credentials, so that
+	// each refusal is told once.
 	mu       sync.Mutex
 	trackers map[string]*clusterhealth.Tracker
+	refusals map[string]string
 }
 
 // New wires the controller to its informers. secrets must be limited to the
@@ -83,6 +86,7 @@ func New(client versioned.Interface, clusters fedinformers.ClusterInformer, secr
 		recorder: recorder,
 		opts:     opts,
 		trackers: map[string]*clusterhealth.Tracker{},
+		refusals: map[string]string{},
 	}
 	if _, err := clusters.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueue,
@@ -120,6 +124,7 @@ func (c *Controller) forget(obj any) {
 	}
 	c.mu.Lock()
 	delete(c.trackers, key)
+	delete(c.refusals, key)
 	c.mu.Unlock()
 	clusterMetrics.forget(key)
 }
@@ -176,6 +181,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		return err
 	}
 	obs := c.observe(ctx, cluster)
+	c.recordRefusal(ctx, cluster, obs)
 	c.mu.Lock()
 	tracker, ok := c.trackers[name]
 	if !ok {
@@ -218,9 +224,34 @@ func (c *Controller) observe(ctx context.Context, cluster *federationv1beta1.Clu
 	}
 	cfg, err := membercluster.RESTConfig(cluster, secret)
 	if err != nil {
-		return clusterhealth.Observation{Reachable: true, Message: err.Error()}
+		// Nothing is sent to the member with refused credentials.
+		obs := clusterhealth.Observation{Reachable: true, Message: err.Error()}
+		if refused := membercluster.Refused(err); refused != nil {
+			obs.Reason = refused.Reason
+		}
+		return obs
 	}
 	return clusterhealth.Probe(ctx, cfg, c.opts.Timeout)
+}
+
+// recordRefusal records a warning event (reason InvalidCredentials or
+// InvalidServerAddress) when a cluster's credentials or address are
+// refused, once per refusal: the condition says it at the next verdict, and
+// the event tells at once whoever wrote them.
+func (c *Controller) recordRefusal(ctx context.Context, cluster *federationv1beta1.Cluster, obs clusterhealth.Observation) {
+	c.mu.Lock()
+	last := c.refusals[cluster.Name]
+	if obs.Reason == "" {
+		delete(c.refusals, cluster.Name)
+	} else {
+		c.refusals[cluster.Name] = obs.Message
+	}
+	c.mu.Unlock()
+	if obs.Reason == "" || obs.Message == last {
+		return
+	}
+	c.recorder.Event(cluster, corev1.EventTypeWarning, obs.Reason, obs.Message)
+	klog.FromContext(ctx).Info("Refused a cluster's address or credentials", "cluster", klog.KObj(cluster), "reason", obs.Reason, "message", obs.Message)
 }
 
 func (c *Controller) recordTransition(ctx context.Context, cluster *federationv1beta1.Cluster, from, to clusterhealth.Verdict, obs clusterhealth.Observation) {

@@ -6,8 +6,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	fedvalidation "github.com/federation-v1/federation/pkg/apis/federation/validation"
 	"github.com/federation-v1/federation/pkg/clusterhealth"
 )
 
@@ -41,12 +43,24 @@ func desiredStatus(prev federationv1beta1.ClusterStatus, verdict clusterhealth.V
 	}
 	if clusterhealth.VerdictOf(obs) == verdict && verdict != clusterhealth.Ready {
 		ready.Message, offline.Message = obs.Message, obs.Message
+		if obs.Reason != "" {
+			ready.Reason = obs.Reason
+		}
 	} else if old := findCondition(prev.Conditions, federationv1beta1.ClusterReady); old != nil && old.Status == ready.Status && verdict != clusterhealth.Ready {
 		// Still within the threshold: keep what was said when the verdict was made.
 		ready.Message, offline.Message = old.Message, old.Message
+		if old.Reason != "" {
+			ready.Reason = old.Reason
+		}
 	}
+	ready.Message, offline.Message = truncate(ready.Message), truncate(offline.Message)
 
-	next := federationv1beta1.ClusterStatus{Zones: prev.Zones, Region: prev.Region}
+	// Zones and region written before they were validated would make the
+	// apiserver refuse every status write: they are dropped.
+	next := federationv1beta1.ClusterStatus{Zones: dnsLabels(prev.Zones), Region: prev.Region}
+	if len(validation.IsDNS1123Label(next.Region)) > 0 {
+		next.Region = ""
+	}
 	if obs.Healthy && obs.Message == "" {
 		next.Zones, next.Region = obs.Zones, obs.Region
 	}
@@ -67,6 +81,29 @@ func desiredStatus(prev federationv1beta1.ClusterStatus, verdict clusterhealth.V
 		next.Conditions = append(next.Conditions, c)
 	}
 	return next, changed
+}
+
+// maxMessage bounds a condition's message, well within what the
+// apiserver accepts.
+const maxMessage = 4096
+
+func truncate(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	return s[:maxMessage] + "..."
+}
+
+// dnsLabels returns the values that are DNS-1123 labels, at most
+// MaxZones of them.
+func dnsLabels(values []string) []string {
+	var out []string
+	for _, v := range values {
+		if len(validation.IsDNS1123Label(v)) == 0 && len(out) < fedvalidation.MaxZones {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func findCondition(conditions []federationv1beta1.ClusterCondition, t federationv1beta1.ClusterConditionType) *federationv1beta1.ClusterCondition {

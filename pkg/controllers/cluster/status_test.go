@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -82,4 +83,31 @@ func TestDesiredStatusWithinThresholdKeepsTheVerdict(t *testing.T) {
 	got, changed := desiredStatus(first, clusterhealth.Ready, down, t0.Add(10*time.Second))
 	assert.False(t, changed)
 	assert.Equal(t, corev1.ConditionTrue, conditionsOf(got)[federationv1beta1.ClusterReady].Status)
+}
+
+func TestDesiredStatusSaysWhyCredentialsWereRefused(t *testing.T) {
+	refused := clusterhealth.Observation{Reachable: true, Reason: "InvalidCredentials", Message: "cluster c1: credentials Secret refused"}
+	got, _ := desiredStatus(federationv1beta1.ClusterStatus{}, clusterhealth.NotReady, refused, t0)
+	ready := conditionsOf(got)[federationv1beta1.ClusterReady]
+	assert.Equal(t, "InvalidCredentials", ready.Reason)
+	assert.Equal(t, refused.Message, ready.Message)
+
+	// A lost probe within the threshold keeps what the verdict said.
+	kept, _ := desiredStatus(got, clusterhealth.NotReady, down, t0.Add(time.Second))
+	assert.Equal(t, "InvalidCredentials", conditionsOf(kept)[federationv1beta1.ClusterReady].Reason)
+
+	long := sick
+	long.Message = strings.Repeat("x", 100000)
+	got, _ = desiredStatus(federationv1beta1.ClusterStatus{}, clusterhealth.NotReady, long, t0)
+	assert.LessOrEqual(t, len(conditionsOf(got)[federationv1beta1.ClusterReady].Message), maxMessage+3)
+}
+
+func TestDesiredStatusDropsZonesThatAreNotLabels(t *testing.T) {
+	// Written before the apiserver validated them: kept, every status
+	// write would be refused.
+	prev := federationv1beta1.ClusterStatus{Zones: []string{"z1", "a/b", "*", "x.y"}, Region: "a/b"}
+	got, changed := desiredStatus(prev, clusterhealth.Offline, down, t0)
+	assert.True(t, changed)
+	assert.Equal(t, []string{"z1"}, got.Zones)
+	assert.Empty(t, got.Region)
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
@@ -43,6 +44,11 @@ type Options struct {
 	// UnschedulableWindow is how long a workload's pods stay unschedulable
 	// in a member before they lower its capacity there.
 	UnschedulableWindow time.Duration
+	// NeverPropagatedNamespaces are the namespaces whose objects, and the
+	// Namespaces of those names, are never propagated (refused.go); nil
+	// means federatedtypes.DefaultNeverPropagatedNamespaces. The
+	// federation's own namespace is always one of them.
+	NeverPropagatedNamespaces []string
 }
 
 // Members is what a propagation controller needs of the member clusters.
@@ -90,6 +96,10 @@ type Controller struct {
 	// object whose finalizers we removed, until the cache sees it go: the
 	// member events of its copies going must not make us remove them again.
 	released sync.Map
+	// never are the namespaces never propagated; refused holds, by key,
+	// the UID of a refused object whose refusal was told (refused.go).
+	never   sets.Set[string]
+	refused sync.Map
 }
 
 // New wires a controller for one type to the federation's informer of it.
@@ -134,6 +144,7 @@ func newController(t *federatedtypes.Type, fed dynamic.Interface, lister cache.G
 		opts:     opts,
 		applied:  newAppliedCopies(),
 		changes:  newChangeTimes(t.Name),
+		never:    neverPropagatedSet(opts.NeverPropagatedNamespaces),
 	}
 	c.writes = c.memberQueues()
 	return c
@@ -161,10 +172,12 @@ func rateLimiter() workqueue.TypedRateLimiter[string] {
 
 func (c *Controller) federatedChanged(obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-	if err != nil || c.ignored(key) {
+	if err != nil {
 		return
 	}
-	c.changes.seen(key)
+	if _, never := c.neverPropagated(key); !never { // a refused object is not timed
+		c.changes.seen(key)
+	}
 	c.queue.Add(key)
 }
 
@@ -209,16 +222,10 @@ func (c *Controller) enqueueAll(namespace string) {
 		return
 	}
 	for _, o := range list {
-		if key, err := cache.MetaNamespaceKeyFunc(o); err == nil && !c.ignored(key) {
+		if key, err := cache.MetaNamespaceKeyFunc(o); err == nil {
 			c.queue.Add(key)
 		}
 	}
-}
-
-// ignored: the federation's own namespace never travels.
-func (c *Controller) ignored(key string) bool {
-	ns, name, _ := cache.SplitMetaNamespaceKey(key)
-	return federatedtypes.NeverPropagated(c.typ.Resource.GroupResource(), ns, name)
 }
 
 // Run reconciles until ctx ends.

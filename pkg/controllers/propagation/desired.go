@@ -22,7 +22,8 @@ var notTravelling = map[string]bool{
 
 // Desired returns what is applied to members for fed: name, namespace,
 // labels (with the federation's label), annotations (with the hash) and the
-// type's fields; and the hash of it without the hash annotation.
+// type's fields, with the type's defaults; and the hash of it without the
+// hash annotation.
 func Desired(a *federatedtypes.Type, fed *unstructured.Unstructured, federation string) (*unstructured.Unstructured, string, error) {
 	src := fed.DeepCopy()
 	if a.Prune != nil {
@@ -54,6 +55,9 @@ func Desired(a *federatedtypes.Type, fed *unstructured.Unstructured, federation 
 		if v, ok := src.Object[f]; ok && v != nil {
 			out.Object[f] = v
 		}
+	}
+	if a.Defaults != nil {
+		a.Defaults(out)
 	}
 	if a.Replicas != nil {
 		// The pods carry the label too, so that members' unschedulable pods

@@ -60,7 +60,22 @@ status: {phase: Active}`,
 kind: Namespace
 metadata:
   name: ns
-  labels: {federation.kubernetes.io/federation-name: fed}`,
+  labels:
+    federation.kubernetes.io/federation-name: fed
+    pod-security.kubernetes.io/enforce: baseline
+    pod-security.kubernetes.io/warn: baseline
+    pod-security.kubernetes.io/audit: baseline`,
+		},
+		{
+			name: "namespace: its own Pod Security labels are kept", adapter: "namespaces",
+			fed: `apiVersion: v1
+kind: Namespace
+metadata: {name: ns, labels: {pod-security.kubernetes.io/enforce: privileged}}`,
+			want: `apiVersion: v1
+kind: Namespace
+metadata:
+  name: ns
+  labels: {federation.kubernetes.io/federation-name: fed, pod-security.kubernetes.io/enforce: privileged}`,
 		},
 		{
 			name: "service: no cluster IPs, node ports or status", adapter: "services",
@@ -176,16 +191,8 @@ data: {k: v}`, false},
 	assert.NotEqual(t, h0, other, "the federation's label is part of what is applied")
 }
 
-func workload(kind string, spec map[string]any, annotations map[string]string) *unstructured.Unstructured {
-	o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": kind, "spec": spec}}
-	o.SetName("web")
-	o.SetNamespace("ns")
-	o.SetAnnotations(annotations)
-	return o
-}
-
 func TestDesiredForACluster(t *testing.T) {
-	fed := workload("Deployment", map[string]any{"replicas": int64(9), "template": map[string]any{}}, map[string]string{"note": "x"})
+	fed := parse(t, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: ns, annotations: {note: x}}\nspec: {replicas: 9, template: {}}\n")
 	desired, _, err := Desired(federatedtypes.ByName("deployments"), fed, "fed")
 	require.NoError(t, err)
 	plan := replicaplan.Plan{"replicas": {"c1": 5, "c2": 4}}
@@ -220,7 +227,7 @@ func TestDesiredForACluster(t *testing.T) {
 }
 
 func TestDesiredForAJobAMemberHoldsWithoutThePodLabel(t *testing.T) {
-	fed := workload("Job", map[string]any{"completions": int64(2), "template": map[string]any{"spec": map[string]any{}}}, nil)
+	fed := parse(t, "apiVersion: batch/v1\nkind: Job\nmetadata: {name: web, namespace: ns}\nspec: {completions: 2, template: {spec: {}}}\n")
 	desired, _, err := Desired(federatedtypes.ByName("jobs"), fed, "fed")
 	require.NoError(t, err)
 	plan := replicaplan.Plan{"completions": {"c1": 2}}

@@ -29,11 +29,12 @@ const Finalizer = federationv1beta1.FinalizerDeleteFromUnderlyingClusters
 const staleRetry = 250 * time.Millisecond
 
 // Sync reconciles the federated object with key in every member cluster:
-// placement → desired copies → replica plan → in-sync decision → dispatch
-// of the member writes → status.
+// refusal of the never-propagated namespaces → placement → desired copies
+// → replica plan → in-sync decision → dispatch of the member writes →
+// status.
 func (c *Controller) Sync(ctx context.Context, key string) error {
-	if c.ignored(key) {
-		return nil
+	if namespace, never := c.neverPropagated(key); never {
+		return c.refuse(ctx, key, namespace)
 	}
 	fed, err := c.current(key)
 	if fed == nil || err != nil {

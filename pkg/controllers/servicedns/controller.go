@@ -3,7 +3,10 @@
 // of spec §6 in the federation's DNS zone, from the service-ingresses
 // annotation (which clusters have load-balancer addresses and ready
 // endpoints) and the Clusters' health, zones and region. Records of a Service
-// that is deleted or stops being a LoadBalancer are removed.
+// that is deleted or stops being a LoadBalancer are removed, and so are
+// those that came from a Cluster that left. Services of the never-propagated
+// namespaces (federation-system, kube-system, ...) get none: no member holds
+// them, so their annotation can only have been written by hand.
 package servicedns
 
 import (
@@ -17,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -28,6 +32,7 @@ import (
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/dnsprovider"
 	"github.com/federation-v1/federation/pkg/dnsrecords"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
 	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions/federation/v1beta1"
 	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/queueworker"
@@ -49,6 +54,10 @@ type Options struct {
 	Records dnsrecords.Config
 	// Workers sync Services in parallel.
 	Workers int
+	// NeverPropagatedNamespaces are the namespaces whose Services get no
+	// records; nil means federatedtypes.DefaultNeverPropagatedNamespaces.
+	// The federation's own namespace is always one of them.
+	NeverPropagatedNamespaces []string
 }
 
 // Controller keeps the DNS records of federated Services.
@@ -61,6 +70,8 @@ type Controller struct {
 	queue    workqueue.TypedRateLimitingInterface[string]
 	recorder record.EventRecorder
 	opts     Options
+	// never are the namespaces whose Services get no records.
+	never sets.Set[string]
 }
 
 // New wires the controller to its informers and to the zone it writes.
@@ -76,6 +87,11 @@ func New(zone dnsprovider.Zone, services coreinformers.ServiceInformer, clusters
 		recorder: recorder,
 		opts:     opts,
 	}
+	never := opts.NeverPropagatedNamespaces
+	if never == nil {
+		never = federatedtypes.DefaultNeverPropagatedNamespaces
+	}
+	c.never = federatedtypes.NeverPropagatedNamespaces(never)
 	if _, err := services.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
 		UpdateFunc: func(_, obj any) { c.enqueue(obj) },
@@ -83,7 +99,8 @@ func New(zone dnsprovider.Zone, services coreinformers.ServiceInformer, clusters
 	}); err != nil {
 		return nil, err
 	}
-	// A cluster's health, zones or region change the names of every Service.
+	// A cluster's health, zones or region change the names of every
+	// Service; one that leaves takes its addresses, zones and region along.
 	if _, err := clusters.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { c.enqueueAll() },
 		UpdateFunc: func(old, obj any) {
@@ -116,7 +133,8 @@ func (c *Controller) enqueueAll() {
 
 // clusterChanged ignores the heartbeat writes of the cluster controller.
 func (c *Controller) clusterChanged(old, cur *federationv1beta1.Cluster) {
-	if federationv1beta1.IsClusterReady(old) != federationv1beta1.IsClusterReady(cur) || old.Status.Region != cur.Status.Region || fmt.Sprint(old.Status.Zones) != fmt.Sprint(cur.Status.Zones) {
+	if federationv1beta1.IsClusterReady(old) != federationv1beta1.IsClusterReady(cur) || old.Status.Region != cur.Status.Region ||
+		fmt.Sprint(old.Status.Zones) != fmt.Sprint(cur.Status.Zones) || leaving(old) != leaving(cur) {
 		c.enqueueAll()
 	}
 }
@@ -156,7 +174,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	var desired []dnsprovider.RecordSet
 	// A Service being deleted loses its names at once, not only when its
 	// member copies are gone (that may wait for an Offline cluster).
-	if err == nil && obj.Spec.Type == corev1.ServiceTypeLoadBalancer && obj.DeletionTimestamp == nil {
+	if err == nil && obj.Spec.Type == corev1.ServiceTypeLoadBalancer && obj.DeletionTimestamp == nil && !c.never.Has(namespace) {
 		clusters, err := c.clustersOf(obj)
 		if err == nil {
 			desired, err = dnsrecords.Desired(ctx, c.opts.Records, svc, clusters)
@@ -185,7 +203,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 // are not Ready, or where the Service is not placed): its zones and region
 // still get names, which fall back by CNAME (v1 wrote records for every
 // cluster of the federation). A cluster that has left the federation does
-// not count.
+// not count, nor one being deleted.
 func (c *Controller) clustersOf(svc *corev1.Service) ([]dnsrecords.Cluster, error) {
 	ingresses, err := serviceingresses.Parse(svc.Annotations[serviceingresses.Annotation])
 	if err != nil {
@@ -201,6 +219,9 @@ func (c *Controller) clustersOf(svc *corev1.Service) ([]dnsrecords.Cluster, erro
 	}
 	var out []dnsrecords.Cluster
 	for _, cluster := range clusters {
+		if leaving(cluster) {
+			continue
+		}
 		entry, listed := byCluster[cluster.Name]
 		dc := dnsrecords.Cluster{
 			Name:              cluster.Name,
@@ -221,4 +242,9 @@ func (c *Controller) clustersOf(svc *corev1.Service) ([]dnsrecords.Cluster, erro
 	}
 	slices.SortFunc(out, func(a, b dnsrecords.Cluster) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// leaving reports whether a Cluster is being deleted.
+func leaving(c *federationv1beta1.Cluster) bool {
+	return c.DeletionTimestamp != nil
 }

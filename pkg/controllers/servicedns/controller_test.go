@@ -2,6 +2,7 @@ package servicedns
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -11,8 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
@@ -21,6 +24,7 @@ import (
 	"github.com/federation-v1/federation/pkg/dnsrecords"
 	fedfake "github.com/federation-v1/federation/pkg/generated/clientset/versioned/fake"
 	fedinformerfactory "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
+	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/pkg/serviceingresses"
 )
 
@@ -53,9 +57,15 @@ type fixture struct {
 	zone     *dnsfake.Zone
 	recorder *record.FakeRecorder
 	services kubeinformers.SharedInformerFactory
+	clusters cache.Indexer
 }
 
 func newFixture(t *testing.T, clusters []*federationv1beta1.Cluster, services ...*corev1.Service) *fixture {
+	return newFixtureWith(t, Options{}, clusters, services...)
+}
+
+// newFixtureWith is newFixture with options (the records' are set).
+func newFixtureWith(t *testing.T, opts Options, clusters []*federationv1beta1.Cluster, services ...*corev1.Service) *fixture {
 	kube := kubeinformers.NewSharedInformerFactory(kubefake.NewClientset(), 0)
 	fed := fedinformerfactory.NewSharedInformerFactory(fedfake.NewSimpleClientset(), 0)
 	for _, c := range clusters {
@@ -68,10 +78,11 @@ func newFixture(t *testing.T, clusters []*federationv1beta1.Cluster, services ..
 	zone, err := provider.Zone(context.Background(), "example.com.")
 	require.NoError(t, err)
 	recorder := record.NewFakeRecorder(10)
-	c, err := New(zone, kube.Core().V1().Services(), fed.Federation().V1beta1().Clusters(), recorder,
-		Options{Records: dnsrecords.Config{Federation: "fed", Domain: "example.com."}})
+	opts.Records = dnsrecords.Config{Federation: "fed", Domain: "example.com."}
+	c, err := New(zone, kube.Core().V1().Services(), fed.Federation().V1beta1().Clusters(), recorder, opts)
 	require.NoError(t, err)
-	return &fixture{c: c, zone: zone.(*dnsfake.Zone), recorder: recorder, services: kube}
+	return &fixture{c: c, zone: zone.(*dnsfake.Zone), recorder: recorder, services: kube,
+		clusters: fed.Federation().V1beta1().Clusters().Informer().GetIndexer()}
 }
 
 // records returns the zone's record sets by name as "TYPE data,data".
@@ -175,3 +186,108 @@ func TestABadAnnotationIsAnEventNotARetry(t *testing.T) {
 }
 
 var _ dnsprovider.Zone = (*dnsfake.Zone)(nil)
+
+func serviceIn(namespace, ingresses string) *corev1.Service {
+	s := service(ingresses)
+	s.Namespace = namespace
+	return s
+}
+
+// No member holds a Service of a never-propagated namespace, so its
+// annotation was written by hand: it makes no name, and names it made
+// before (while its namespace was propagated) go.
+func TestAServiceOfANeverPropagatedNamespaceGetsNoRecords(t *testing.T) {
+	for _, ns := range []string{federationv1beta1.SystemNamespace, "kube-system", "kube-public", "kube-node-lease"} {
+		t.Run(ns, func(t *testing.T) {
+			f := newFixture(t, threeClusters, serviceIn(ns, allThree))
+			require.NoError(t, f.c.sync(context.Background(), ns+"/nginx"))
+			assert.Empty(t, f.records(t))
+		})
+	}
+
+	f := newFixtureWith(t, Options{NeverPropagatedNamespaces: []string{}}, threeClusters,
+		serviceIn("kube-system", allThree), serviceIn(federationv1beta1.SystemNamespace, allThree))
+	require.NoError(t, f.c.sync(context.Background(), federationv1beta1.SystemNamespace+"/nginx"))
+	assert.Empty(t, f.records(t), "the federation's own namespace is always left out")
+	require.NoError(t, f.c.sync(context.Background(), "kube-system/nginx"))
+	assert.Equal(t, "A 127.1.1.1,127.1.2.1,127.1.3.1", f.records(t)["nginx.kube-system.fed.svc.example.com."], "the list was narrowed")
+
+	f.c.never = newFixture(t, nil).c.never
+	require.NoError(t, f.c.sync(context.Background(), "kube-system/nginx"))
+	assert.Empty(t, f.records(t), "and widened again")
+}
+
+// A Cluster that leaves takes its addresses, zones and region along: its
+// deletion brings every LoadBalancer Service back, and once the last
+// cluster is gone the Service has no name left.
+func TestAClusterThatLeavesTakesItsRecords(t *testing.T) {
+	ctx := context.Background()
+	kubeClient := kubefake.NewClientset(service(allThree))
+	var clusters []runtime.Object
+	for _, c := range threeClusters {
+		clusters = append(clusters, c.DeepCopy())
+	}
+	fedClient := fedfake.NewSimpleClientset(clusters...)
+	kube := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
+	fed := fedinformerfactory.NewSharedInformerFactory(fedClient, 0)
+	provider := dnsfake.New("example.com.")
+	zone, err := provider.Zone(ctx, "example.com.")
+	require.NoError(t, err)
+	c, err := New(zone, kube.Core().V1().Services(), fed.Federation().V1beta1().Clusters(), record.NewFakeRecorder(10),
+		Options{Records: dnsrecords.Config{Federation: "fed", Domain: "example.com."}})
+	require.NoError(t, err)
+	stop := make(chan struct{})
+	defer close(stop)
+	kube.Start(stop)
+	fed.Start(stop)
+	kube.WaitForCacheSync(stop)
+	fed.WaitForCacheSync(stop)
+	f := &fixture{c: c, zone: zone.(*dnsfake.Zone)}
+
+	// next waits for the Service's key in the queue and syncs it.
+	next := func() {
+		t.Helper()
+		require.NoError(t, poll.Until(ctx, 10*time.Second, "the Service in the queue", func(context.Context) error {
+			if c.queue.Len() == 0 {
+				return fmt.Errorf("queue empty")
+			}
+			return nil
+		}))
+		for c.queue.Len() > 0 {
+			key, _ := c.queue.Get()
+			require.Equal(t, "default/nginx", key)
+			require.NoError(t, c.sync(ctx, key))
+			c.queue.Done(key)
+		}
+	}
+	next()
+	require.Contains(t, f.records(t), "nginx.default.fed.svc.europe-west1.example.com.")
+
+	require.NoError(t, fedClient.FederationV1beta1().Clusters().Delete(ctx, "c3", metav1.DeleteOptions{}))
+	next()
+	got := f.records(t)
+	assert.Equal(t, "A 127.1.1.1,127.1.2.1", got["nginx.default.fed.svc.example.com."], "the annotation still lists c3")
+	for name := range got {
+		assert.NotContains(t, name, "europe-west1", "c3's zone and region go")
+	}
+
+	require.NoError(t, fedClient.FederationV1beta1().Clusters().Delete(ctx, "c1", metav1.DeleteOptions{}))
+	require.NoError(t, fedClient.FederationV1beta1().Clusters().Delete(ctx, "c2", metav1.DeleteOptions{}))
+	next()
+	assert.Empty(t, f.records(t), "no cluster left, no name left")
+}
+
+// A Cluster being deleted counts as gone already.
+func TestAClusterBeingDeletedCountsNoMore(t *testing.T) {
+	f := newFixture(t, threeClusters, service(allThree))
+	deleting := threeClusters[2].DeepCopy()
+	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	f.c.clusterChanged(threeClusters[2], deleting)
+	assert.Equal(t, 1, f.c.queue.Len(), "every LoadBalancer Service is synced again")
+
+	require.NoError(t, f.clusters.Update(deleting))
+	require.NoError(t, f.c.sync(context.Background(), "default/nginx"))
+	got := f.records(t)
+	assert.Equal(t, "A 127.1.1.1,127.1.2.1", got["nginx.default.fed.svc.example.com."])
+	assert.NotContains(t, got, "nginx.default.fed.svc.europe-west1.example.com.")
+}

@@ -16,7 +16,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -56,12 +55,9 @@ func New(client *clientv3.Client, prefix string, zones []string) (*Provider, err
 // NewFromConfig connects to the etcd endpoints of cfg and returns a provider
 // for its zones. Close releases the connection.
 func NewFromConfig(cfg *Config) (*Provider, error) {
-	client, err := clientv3.New(clientv3.Config{
-		Endpoints:   cfg.EtcdEndpoints(),
-		DialTimeout: 5 * time.Second,
-	})
+	client, err := cfg.EtcdClient()
 	if err != nil {
-		return nil, fmt.Errorf("coredns dns provider: connecting to etcd %v: %w", cfg.EtcdEndpoints(), err)
+		return nil, fmt.Errorf("coredns dns provider: %w", err)
 	}
 	p, err := New(client, cfg.PathPrefix(), cfg.Zones())
 	if err != nil {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/federation-v1/federation/pkg/httpprobe"
 	"github.com/federation-v1/federation/pkg/localplane"
 	"github.com/federation-v1/federation/pkg/localprocess"
 	"github.com/federation-v1/federation/pkg/poll"
@@ -40,22 +40,16 @@ func (bn *bench) withControllerManagerFlags() {
 	p := &localprocess.Process{
 		Name: localplane.ControllerManager,
 		Path: filepath.Join(bn.u.Bin, localplane.ControllerManager),
-		Args: append([]string{
+		Args: append(append([]string{
 			"--kubeconfig=" + filepath.Join(dir, localplane.ControllerManagerKubeconfig),
-			"--address=" + plane.ControllerManagerAddress,
 			"--federation-name=" + federation,
-		}, extra...),
+		}, plane.ControllerManagerServingArgs()...), extra...),
 		Log: filepath.Join(dir, "controller-manager-bench.log"),
 	}
 	bn.check(p.Start(false))
 	bn.b.Cleanup(func() { _ = p.Stop(5 * time.Second) })
 	bn.check(poll.Until(context.Background(), 30*time.Second, "the restarted controller manager's /healthz", func(context.Context) error {
-		resp, err := http.Get("http://" + plane.ControllerManagerAddress + "/healthz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		return nil
+		return httpprobe.GetOK(context.Background(), "https://"+plane.ControllerManagerAddress+"/healthz")
 	}))
 	bn.note(fmt.Sprintf("%d clusters: controller manager run with %s", len(bn.clusters), *controllerManagerFlags))
 }

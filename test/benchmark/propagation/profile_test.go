@@ -24,14 +24,18 @@ func (bn *bench) profile(scenario string) func() {
 	if *profileDir == "" {
 		return func() {}
 	}
-	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", bn.u.Plane(federation).ControllerManagerAddress, profileSeconds)
+	// The controller manager serves its profiles over HTTPS to callers the
+	// federation authorizes: the plane's admin.
+	client, base, err := bn.u.Plane(federation).ControllerManagerClient()
+	bn.check(err)
+	url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, profileSeconds)
 	path := filepath.Join(*profileDir, fmt.Sprintf("controller-manager-%s-%d.pprof", scenario, len(bn.clusters)))
 	if err := os.MkdirAll(*profileDir, 0o755); err != nil {
 		bn.check(err)
 	}
 	done := make(chan error, 1)
 	dump := func(url, name string) error {
-		resp, err := http.Get(url)
+		resp, err := client.Get(url)
 		if err != nil {
 			return err
 		}
@@ -44,7 +48,6 @@ func (bn *bench) profile(scenario string) func() {
 		_, err = io.Copy(f, resp.Body)
 		return err
 	}
-	base := "http://" + bn.u.Plane(federation).ControllerManagerAddress
 	go func() {
 		time.Sleep(5 * time.Second) // into the burst: where the workers wait
 		if err := dump(base+"/debug/pprof/goroutine?debug=1", "goroutines.txt"); err != nil {
@@ -52,7 +55,6 @@ func (bn *bench) profile(scenario string) func() {
 		}
 	}()
 	go func() {
-		client := &http.Client{Timeout: (profileSeconds + 30) * time.Second}
 		resp, err := client.Get(url)
 		if err != nil {
 			done <- err

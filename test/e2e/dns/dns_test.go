@@ -224,7 +224,7 @@ func recordsEtcd(t testing.TB, u *fedenv.User) (*clientv3.Client, string) {
 	defer f.Close()
 	cfg, err := coredns.ParseConfig(f)
 	require.NoError(t, err)
-	client, err := clientv3.New(clientv3.Config{Endpoints: cfg.EtcdEndpoints(), DialTimeout: 5 * time.Second})
+	client, err := cfg.EtcdClient() // with the controller manager's etcd client certificate
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.Close() })
 	return client, cfg.PathPrefix()

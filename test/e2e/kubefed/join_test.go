@@ -2,6 +2,7 @@ package kubefed_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -63,7 +64,8 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 
 	t.Run("join --dry-run prints the objects and creates none", func(t *testing.T) {
 		out := u.MustKubefed("join", "cluster1", "--context=fed", "--dry-run")
-		for _, kind := range []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Secret", "Cluster"} {
+		for _, kind := range []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Secret", "Cluster",
+			"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"} {
 			assert.Contains(t, out, "kind: "+kind+"\n")
 		}
 		assert.Contains(t, out, "serverAddress: https://127.0.0.1:")
@@ -91,14 +93,22 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 	t.Run("the controller manager serves health and per-cluster probe metrics", func(t *testing.T) {
 		plane, err := localplane.Load(u.PlaneDir("fed"))
 		require.NoError(t, err)
-		base := "http://" + plane.ControllerManagerAddress
-		require.NoError(t, httpGet(ctx, base+"/healthz", func(body string) error {
+		admin, base, err := plane.ControllerManagerClient()
+		require.NoError(t, err)
+		anonymous := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
+			RootCAs: admin.Transport.(*http.Transport).TLSClientConfig.RootCAs, MinVersion: tls.VersionTLS12}}}
+		// Health is open to anyone, as on kube-controller-manager;
+		// metrics need a caller the federation authorizes.
+		require.NoError(t, httpGet(ctx, anonymous, base+"/healthz", func(body string) error {
 			if body != "ok" {
 				return fmt.Errorf("/healthz said %q", body)
 			}
 			return nil
 		}))
-		require.NoError(t, httpGet(ctx, base+"/metrics", func(body string) error {
+		err = httpGet(ctx, anonymous, base+"/metrics", func(string) error { return nil })
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "403 Forbidden", "anonymous /metrics")
+		require.NoError(t, httpGet(ctx, admin, base+"/metrics", func(body string) error {
 			for _, want := range []string{
 				`federation_cluster_ready{cluster="cluster1"} 1`,
 				`federation_cluster_probes_total{cluster="cluster2",result="Ready"}`,
@@ -126,6 +136,12 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 		}
 		_, err = member.RbacV1().ClusterRoleBindings().Get(ctx, "federation-fed", metav1.GetOptions{})
 		require.NoError(t, err)
+		// The admission policy that bounds the account (test/e2e/security plays it).
+		policy, err := member.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, "federation-fed", metav1.GetOptions{})
+		require.NoError(t, err)
+		binding, err := member.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, "federation-fed", metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, policy.Name, binding.Spec.PolicyName)
 	})
 
 	t.Run("bad joins fail clearly and create nothing", func(t *testing.T) {
@@ -188,6 +204,10 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 		assert.True(t, apierrors.IsNotFound(err), "ClusterRole: %v", err)
 		_, err = member.RbacV1().ClusterRoleBindings().Get(ctx, "federation-fed", metav1.GetOptions{})
 		assert.True(t, apierrors.IsNotFound(err), "ClusterRoleBinding: %v", err)
+		_, err = member.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Get(ctx, "federation-fed", metav1.GetOptions{})
+		assert.True(t, apierrors.IsNotFound(err), "ValidatingAdmissionPolicyBinding: %v", err)
+		_, err = member.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, "federation-fed", metav1.GetOptions{})
+		assert.True(t, apierrors.IsNotFound(err), "ValidatingAdmissionPolicy: %v", err)
 	})
 
 	t.Run("unjoin of a member that is down removes the federation side and says what is left", func(t *testing.T) {
@@ -202,12 +222,12 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 }
 
 // httpGet fetches url and hands its body to check.
-func httpGet(ctx context.Context, url string, check func(body string) error) error {
+func httpGet(ctx context.Context, client *http.Client, url string, check func(body string) error) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -156,8 +155,9 @@ func hasAnnotation(key, value string) func(*unstructured.Unstructured) error {
 // metrics returns the controller manager's /metrics.
 func (f *fixture) metrics() string {
 	f.t.Helper()
-	addr := f.u.Plane("fed").ControllerManagerAddress
-	resp, err := http.Get("http://" + addr + "/metrics")
+	client, base, err := f.u.Plane("fed").ControllerManagerClient()
+	require.NoError(f.t, err)
+	resp, err := client.Get(base + "/metrics")
 	require.NoError(f.t, err)
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)

@@ -2,12 +2,34 @@
 package validation
 
 import (
+	"fmt"
 	"net"
+	"net/url"
+	"strconv"
+	"strings"
 
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+)
+
+// Bounds of what a user may write into a Cluster: every field is read by
+// the controller manager and some become DNS names, so none may grow
+// without limit.
+const (
+	// MaxServerAddresses bounds spec.serverAddressByClientCIDRs.
+	MaxServerAddresses = 16
+	// MaxServerAddressLength bounds each serverAddress.
+	MaxServerAddressLength = 2048
+	// MaxZones bounds status.zones.
+	MaxZones = 64
+	// MaxConditions bounds status.conditions (the controller writes two).
+	MaxConditions = 8
+	// MaxConditionMessageLength bounds a condition's message, as
+	// metav1.Condition does.
+	MaxConditionMessageLength = 32768
 )
 
 // ValidateCluster validates a new Cluster: its metadata (the name is a
@@ -30,14 +52,17 @@ func ValidateClusterStatusUpdate(cluster, old *federationv1beta1.Cluster) field.
 	return append(allErrs, ValidateClusterStatus(&cluster.Status, field.NewPath("status"))...)
 }
 
-// ValidateClusterSpec requires at least one server address, each with a
-// client CIDR that parses and a server address, and a valid Secret name
-// when a secretRef is given.
+// ValidateClusterSpec requires one to MaxServerAddresses server addresses,
+// each with a client CIDR that parses and an https://host[:port] address,
+// and a valid Secret name when a secretRef is given.
 func ValidateClusterSpec(spec *federationv1beta1.ClusterSpec, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	addrPath := fldPath.Child("serverAddressByClientCIDRs")
-	if len(spec.ServerAddressByClientCIDRs) == 0 {
+	switch n := len(spec.ServerAddressByClientCIDRs); {
+	case n == 0:
 		allErrs = append(allErrs, field.Required(addrPath, "at least one server address is required"))
+	case n > MaxServerAddresses:
+		allErrs = append(allErrs, field.TooMany(addrPath, n, MaxServerAddresses))
 	}
 	for i, addr := range spec.ServerAddressByClientCIDRs {
 		idxPath := addrPath.Index(i)
@@ -46,9 +71,7 @@ func ValidateClusterSpec(spec *federationv1beta1.ClusterSpec, fldPath *field.Pat
 		} else if _, _, err := net.ParseCIDR(addr.ClientCIDR); err != nil {
 			allErrs = append(allErrs, field.Invalid(idxPath.Child("clientCIDR"), addr.ClientCIDR, "must be a CIDR such as 0.0.0.0/0"))
 		}
-		if addr.ServerAddress == "" {
-			allErrs = append(allErrs, field.Required(idxPath.Child("serverAddress"), ""))
-		}
+		allErrs = append(allErrs, validateServerAddress(addr.ServerAddress, idxPath.Child("serverAddress"))...)
 	}
 	if spec.SecretRef != nil {
 		namePath := fldPath.Child("secretRef", "name")
@@ -63,13 +86,77 @@ func ValidateClusterSpec(spec *federationv1beta1.ClusterSpec, fldPath *field.Pat
 	return allErrs
 }
 
+func validateServerAddress(addr string, fldPath *field.Path) field.ErrorList {
+	switch {
+	case addr == "":
+		return field.ErrorList{field.Required(fldPath, "")}
+	case len(addr) > MaxServerAddressLength:
+		return field.ErrorList{field.TooLong(fldPath, "" /* too long to echo */, MaxServerAddressLength)}
+	}
+	if err := CheckServerAddress(addr); err != nil {
+		return field.ErrorList{field.Invalid(fldPath, addr, err.Error())}
+	}
+	return nil
+}
+
+// CheckServerAddress accepts only https://host[:port]: the member's token
+// travels to this address, so it must never go in clear text, and nothing
+// but the host and port may come from the user (no path, query, fragment or
+// user info). A lone trailing "/" is allowed, as kubeconfigs often have it.
+// The controller manager checks stored addresses again with it, for data
+// written before this validation existed.
+func CheckServerAddress(addr string) error {
+	const want = "must be https://host or https://host:port"
+	if !strings.HasPrefix(strings.ToLower(addr), "https://") {
+		return fmt.Errorf("%s: the scheme must be https (the member's credentials are sent to it)", want)
+	}
+	u, err := url.Parse(addr)
+	if err != nil {
+		return fmt.Errorf("%s: does not parse as a URL", want)
+	}
+	switch {
+	case u.Scheme != "https":
+		return fmt.Errorf("%s: the scheme must be https (the member's credentials are sent to it)", want)
+	case u.Opaque != "" || u.Host == "":
+		return fmt.Errorf("%s: no host", want)
+	case u.User != nil:
+		return fmt.Errorf("%s: no user information", want)
+	case (u.Path != "" && u.Path != "/") || u.RawPath != "":
+		return fmt.Errorf("%s: no path", want)
+	case u.RawQuery != "" || u.ForceQuery || strings.Contains(addr, "?"):
+		return fmt.Errorf("%s: no query", want)
+	case u.Fragment != "" || strings.Contains(addr, "#"):
+		return fmt.Errorf("%s: no fragment", want)
+	}
+	host := u.Hostname()
+	if net.ParseIP(host) == nil && len(utilvalidation.IsDNS1123Subdomain(strings.ToLower(host))) > 0 {
+		return fmt.Errorf("%s: host %q is neither an IP address nor a DNS name", want, host)
+	}
+	if strings.HasPrefix(u.Host, "[") != strings.Contains(host, ":") {
+		return fmt.Errorf("%s: an IPv6 address must be in brackets", want)
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("%s: port %q is not between 1 and 65535", want, port)
+		}
+	} else if strings.HasSuffix(u.Host, ":") {
+		return fmt.Errorf("%s: empty port", want)
+	}
+	return nil
+}
+
 // ValidateClusterStatus checks that each condition has a type and a status
-// of True, False or Unknown.
+// of True, False or Unknown, and that zones and region are DNS-1123 labels:
+// they become labels of the Services' DNS names. Sizes are bounded.
 func ValidateClusterStatus(status *federationv1beta1.ClusterStatus, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
+	condPath := fldPath.Child("conditions")
+	if n := len(status.Conditions); n > MaxConditions {
+		allErrs = append(allErrs, field.TooMany(condPath, n, MaxConditions))
+	}
 	seen := map[federationv1beta1.ClusterConditionType]bool{}
 	for i, cond := range status.Conditions {
-		idxPath := fldPath.Child("conditions").Index(i)
+		idxPath := condPath.Index(i)
 		if cond.Type == "" {
 			allErrs = append(allErrs, field.Required(idxPath.Child("type"), ""))
 		} else if seen[cond.Type] {
@@ -81,6 +168,26 @@ func ValidateClusterStatus(status *federationv1beta1.ClusterStatus, fldPath *fie
 		default:
 			allErrs = append(allErrs, field.NotSupported(idxPath.Child("status"), cond.Status, []string{"True", "False", "Unknown"}))
 		}
+		if len(cond.Message) > MaxConditionMessageLength {
+			allErrs = append(allErrs, field.TooLong(idxPath.Child("message"), "", MaxConditionMessageLength))
+		}
+	}
+	zonesPath := fldPath.Child("zones")
+	if n := len(status.Zones); n > MaxZones {
+		allErrs = append(allErrs, field.TooMany(zonesPath, n, MaxZones))
+	}
+	for i, z := range status.Zones {
+		allErrs = append(allErrs, validateLabel(z, zonesPath.Index(i))...)
+	}
+	if status.Region != "" {
+		allErrs = append(allErrs, validateLabel(status.Region, fldPath.Child("region"))...)
 	}
 	return allErrs
+}
+
+func validateLabel(value string, fldPath *field.Path) field.ErrorList {
+	if msgs := utilvalidation.IsDNS1123Label(value); len(msgs) > 0 {
+		return field.ErrorList{field.Invalid(fldPath, value, strings.Join(msgs, "; "))}
+	}
+	return nil
 }

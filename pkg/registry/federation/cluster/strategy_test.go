@@ -53,6 +53,10 @@ func TestStrategy(t *testing.T) {
 	assert.Equal(t, old.Spec, statusUpdate.Spec, "a status update keeps the spec")
 	assert.Equal(t, "r2", statusUpdate.Status.Region)
 	assert.Empty(t, status.ValidateUpdate(ctx, statusUpdate, old))
+
+	hostile := cluster("https://a", "a/b", corev1.ConditionTrue)
+	status.PrepareForUpdate(ctx, hostile, old)
+	assert.NotEmpty(t, status.ValidateUpdate(ctx, hostile, old), "a status update validates the region")
 }
 
 func TestStatus(t *testing.T) {

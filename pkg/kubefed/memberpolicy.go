@@ -1,0 +1,204 @@
+package kubefed
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/federation-v1/federation/pkg/membercluster"
+)
+
+// protectedNamespaces are the member's own namespaces, and the one join
+// keeps the federation's credentials in: the federation never writes there
+// (it never propagates into them, and its controllers write nothing else
+// in a member), so its identity is refused there outright.
+var protectedNamespaces = []string{"kube-system", "kube-public", "kube-node-lease", membercluster.SecretNamespace}
+
+// baselineCapabilities are the capabilities Pod Security's baseline level
+// lets a container add.
+var baselineCapabilities = []string{
+	"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+	"NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT",
+}
+
+// templateKinds are the kinds whose spec.template.spec is a pod spec.
+var templateKinds = []string{"Deployment", "ReplicaSet", "DaemonSet", "StatefulSet", "Job", "ReplicationController"}
+
+// newMemberPolicy is the ValidatingAdmissionPolicy, and its binding, that
+// join installs in a member so that the member need not trust the
+// federation: the federation's account (username) may not write in
+// protectedNamespaces nor ask for pods with host namespaces, hostPath
+// volumes, privilege or capabilities beyond baseline. Both are named after
+// the federation, so that two federations joined to one member keep theirs.
+func newMemberPolicy(fed, username string, meta metav1.ObjectMeta) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+	refused := func(what string) string {
+		return fmt.Sprintf("federation %q may not %s in this cluster (policy %s)", fed, what, meta.Name)
+	}
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		TypeMeta:   typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"),
+		ObjectMeta: meta,
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete},
+						// Subresources too: pods/ephemeralcontainers adds containers.
+						Rule: admissionregistrationv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*/*"}},
+					},
+				}},
+			},
+			MatchConditions: []admissionregistrationv1.MatchCondition{{
+				Name:       "federation-identity",
+				Expression: "request.userInfo.username == " + strconv.Quote(username),
+			}},
+			Variables: []admissionregistrationv1.Variable{
+				{Name: "protected", Expression: celList(protectedNamespaces)},
+				{Name: "pod", Expression: podSpecExpression},
+				{Name: "containers", Expression: containersExpression},
+			},
+			Validations: []admissionregistrationv1.Validation{
+				{
+					// Empty request fields are absent, hence has(). A Namespace's
+					// own writes name it in request.name.
+					Expression: "!(has(request.namespace) && request.namespace in variables.protected) && " +
+						"!(request.resource.resource == 'namespaces' && has(request.name) && request.name in variables.protected)",
+					Message: refused("write to namespaces " + strings.Join(protectedNamespaces, ", ")),
+					MessageExpression: strconv.Quote(fmt.Sprintf("federation %q may not write to namespace ", fed)) +
+						" + (has(request.namespace) ? request.namespace : request.name) + " + strconv.Quote(" in this cluster (policy "+meta.Name+")"),
+				},
+				{Expression: "!(has(variables.pod.hostNetwork) && variables.pod.hostNetwork)", Message: refused("run pods with hostNetwork")},
+				{Expression: "!(has(variables.pod.hostPID) && variables.pod.hostPID)", Message: refused("run pods with hostPID")},
+				{Expression: "!(has(variables.pod.hostIPC) && variables.pod.hostIPC)", Message: refused("run pods with hostIPC")},
+				{Expression: "!has(variables.pod.volumes) || variables.pod.volumes.all(v, !has(v.hostPath))", Message: refused("run pods with hostPath volumes")},
+				{
+					Expression: "variables.containers.all(c, !has(c.securityContext) || !has(c.securityContext.privileged) || !c.securityContext.privileged)",
+					Message:    refused("run privileged containers"),
+				},
+				{
+					Expression: "variables.containers.all(c, !has(c.securityContext) || !has(c.securityContext.capabilities) || " +
+						"!has(c.securityContext.capabilities.add) || c.securityContext.capabilities.add.all(cap, cap in " + celList(baselineCapabilities) + "))",
+					Message: refused("add capabilities beyond Pod Security baseline (" + strings.Join(baselineCapabilities, ", ") + ")"),
+				},
+			},
+		},
+	}
+	for i := range policy.Spec.Validations {
+		policy.Spec.Validations[i].Reason = ptr.To(metav1.StatusReasonForbidden)
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		TypeMeta:   typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
+		ObjectMeta: *meta.DeepCopy(),
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        meta.Name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+		},
+	}
+	return policy, binding
+}
+
+// podSpecExpression is the pod spec a request asks for: a Pod's, a pod
+// template's or a CronJob's job template's; empty for anything else and
+// for deletions.
+var podSpecExpression = `object == null || !has(object.spec) ? {} :
+request.kind.kind == 'Pod' ? object.spec :
+request.kind.kind == 'CronJob' ? (has(object.spec.jobTemplate) && has(object.spec.jobTemplate.spec) && has(object.spec.jobTemplate.spec.template) && has(object.spec.jobTemplate.spec.template.spec) ? object.spec.jobTemplate.spec.template.spec : {}) :
+request.kind.kind in ` + celList(templateKinds) + ` && has(object.spec.template) && has(object.spec.template.spec) ? object.spec.template.spec : {}`
+
+// containersExpression are every container of variables.pod.
+const containersExpression = `(has(variables.pod.containers) ? variables.pod.containers : []) +
+(has(variables.pod.initContainers) ? variables.pod.initContainers : []) +
+(has(variables.pod.ephemeralContainers) ? variables.pod.ephemeralContainers : [])`
+
+// celList is a CEL list literal of strings.
+func celList(items []string) string {
+	quoted := make([]string, len(items))
+	for i, s := range items {
+		quoted[i] = strconv.Quote(s)
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
+}
+
+// accountUsername is the username a member authenticates a service account as.
+func accountUsername(namespace, name string) string {
+	return serviceaccount.MakeUsername(namespace, name)
+}
+
+// fieldManager is kubefed's field manager in server-side applies.
+const fieldManager = "kubefed"
+
+// installPolicy applies the policy and its binding, replacing those a
+// previous join of the same federation may have left. A failed join removes
+// them again unless they were there before: left by an unjoin that could
+// not reach the member, they still bound the account it left too.
+func installPolicy(ctx context.Context, member kubernetes.Interface, a *memberAccess, undo *rollback) error {
+	policies := member.AdmissionregistrationV1().ValidatingAdmissionPolicies()
+	bindings := member.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings()
+	_, err := bindings.Get(ctx, a.PolicyBinding.Name, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return policyError("ValidatingAdmissionPolicyBinding", err)
+	}
+	if err != nil {
+		undo.add(func() error { return policies.Delete(context.Background(), a.Policy.Name, metav1.DeleteOptions{}) })
+		undo.add(func() error {
+			return bindings.Delete(context.Background(), a.PolicyBinding.Name, metav1.DeleteOptions{})
+		})
+	}
+	if err := apply(ctx, policies.Patch, a.Policy.Name, a.Policy); err != nil {
+		return policyError("ValidatingAdmissionPolicy", err)
+	}
+	if err := apply(ctx, bindings.Patch, a.PolicyBinding.Name, a.PolicyBinding); err != nil {
+		return policyError("ValidatingAdmissionPolicyBinding", err)
+	}
+	return nil
+}
+
+// apply server-side applies obj, which carries its TypeMeta, with a typed
+// client's Patch.
+func apply[T any](ctx context.Context, patch func(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (T, error), name string, obj any) error {
+	body, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	_, err = patch(ctx, name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
+	return err
+}
+
+// policyError says what failed; a member too old to serve the API (before
+// Kubernetes 1.30) is told apart, since join refuses to leave it unguarded.
+func policyError(what string, err error) error {
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("creating %s in the member: the member does not serve admissionregistration.k8s.io/v1 %s (Kubernetes 1.30 or later): %w", what, what, err)
+	}
+	return fmt.Errorf("creating %s in the member: %w", what, err)
+}
+
+// removePolicy deletes the policy and its binding; absent ones are fine.
+func removePolicy(ctx context.Context, member kubernetes.Interface, fed string) []error {
+	name := accessName(fed)
+	del := metav1.DeleteOptions{}
+	var errs []error
+	for _, remove := range []func() error{
+		func() error {
+			return member.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, name, del)
+		},
+		func() error {
+			return member.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(ctx, name, del)
+		},
+	} {
+		if err := remove(); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
