@@ -56,3 +56,32 @@ const (
 	// ControllerManagerUser is the user name of federation-controller-manager.
 	ControllerManagerUser = "system:federation-controller-manager"
 )
+
+// Ownership of member copies (which federation made a copy, whether it
+// was adopted, and whether adoption is asked for).
+const (
+	// FederationUIDLabel on a member copy holds the UID of the federation
+	// that wrote it: the UID of its federation-system namespace at the
+	// federation apiserver, made when the federation was initialized. Two
+	// federations of the same name joined to one member differ by it.
+	FederationUIDLabel = "federation.kubernetes.io/federation-uid"
+	// AdoptedAnnotation ("true") on a member copy says the object existed
+	// in the member before the federation took it over: deleting the
+	// federated object leaves it to the member (orphaned) instead of
+	// deleting it.
+	AdoptedAnnotation = "federation.kubernetes.io/adopted"
+	// ConflictResolutionAnnotation on a federated object says what to do
+	// with a member object of the same name that this federation did not
+	// create: "abort" (the default: leave it, report the conflict) or
+	// "adopt" (take it over, as Federation v1 did).
+	ConflictResolutionAnnotation = "federation.kubernetes.io/conflict-resolution"
+	// DeleteAdoptedAnnotation ("true") on a federated object asks that its
+	// deletion delete adopted copies too.
+	DeleteAdoptedAnnotation = "federation.kubernetes.io/delete-adopted-copies"
+)
+
+// Values of ConflictResolutionAnnotation.
+const (
+	ConflictResolutionAbort = "abort"
+	ConflictResolutionAdopt = "adopt"
+)
