@@ -60,7 +60,11 @@ lint: ## gofmt, go vet, generated code up to date
 DNS_ZONE  ?= example.com.
 
 run: build ## start a local federation $(FED) with DNS for $(DNS_ZONE) (kubeconfig context $(FED)); again: it is started if stopped
-	@bin/kubefed init $(FED) --local --dns-provider=coredns --dns-zone-name=$(DNS_ZONE) 2>/dev/null || bin/kubefed start $(FED)
+	@if [ -f "$(HOME)/.federation/$(FED)/federation.json" ]; then \
+	  bin/kubefed start $(FED); \
+	else \
+	  bin/kubefed init $(FED) --local --dns-provider=coredns --dns-zone-name=$(DNS_ZONE); \
+	fi
 
 stop: ## stop the federation started by make run (its data stays in ~/.federation/$(FED))
 	@bin/kubefed stop $(FED)

@@ -2,6 +2,9 @@ package app
 
 import (
 	"context"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -9,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/capacity"
 	"github.com/federation-v1/federation/pkg/controllers/cluster"
 	"github.com/federation-v1/federation/pkg/controllers/propagation"
@@ -17,6 +21,7 @@ import (
 	"github.com/federation-v1/federation/pkg/generated/clientset/versioned"
 	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
 	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/poll"
 )
 
 // ControllerContext is what every controller is built from.
@@ -35,6 +40,9 @@ type ControllerContext struct {
 	// FedDynamic and DynamicInformers reach every federated type.
 	FedDynamic       dynamic.Interface
 	DynamicInformers dynamicinformer.DynamicSharedInformerFactory
+	// FederationUID is the federation's identity (federationUID), read
+	// once at start.
+	FederationUID string
 	// Members owns the member clusters' clients and caches; made by the
 	// first propagation controller, run once by the controller manager.
 	Members *membercluster.Manager
@@ -59,7 +67,7 @@ func (cc *ControllerContext) capacity(members *membercluster.Manager) *capacity.
 // members returns the member manager, making it the first time.
 func (cc *ControllerContext) members() (*membercluster.Manager, error) {
 	if cc.Members == nil {
-		m, err := membercluster.NewManager(cc.Options.FederationName, cc.FedInformers.Federation().V1beta1().Clusters(),
+		m, err := membercluster.NewManager(cc.Options.FederationName, cc.FederationUID, cc.FedInformers.Federation().V1beta1().Clusters(),
 			cc.SystemInformers.Core().V1().Secrets())
 		if err != nil {
 			return nil, err
@@ -67,6 +75,24 @@ func (cc *ControllerContext) members() (*membercluster.Manager, error) {
 		cc.Members = m
 	}
 	return cc.Members, nil
+}
+
+// federationUID reads the federation's identity: the UID of its
+// federation-system namespace, which the apiserver creates on its first
+// start (it is waited for) and which lives as long as the federation's
+// data. Member copies carry it, so that two federations of one name
+// joined to the same member do not take each other's copies for their own.
+func federationUID(ctx context.Context, client kubernetes.Interface) (string, error) {
+	var uid string
+	err := poll.Until(ctx, 5*time.Minute, "namespace "+federationv1beta1.SystemNamespace+" at the federation apiserver", func(ctx context.Context) error {
+		ns, err := client.CoreV1().Namespaces().Get(ctx, federationv1beta1.SystemNamespace, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		uid = string(ns.UID)
+		return nil
+	})
+	return uid, err
 }
 
 // initFunc builds a controller and returns the function that runs it, or a

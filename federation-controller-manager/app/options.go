@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/clusterhealth"
 	"github.com/federation-v1/federation/pkg/controllers/cluster"
 	"github.com/federation-v1/federation/pkg/controllers/propagation"
@@ -78,6 +79,7 @@ func NewOptions() *Options {
 			// v1's threshold for pods that cannot be scheduled.
 			UnschedulableWindow:       time.Minute,
 			NeverPropagatedNamespaces: append([]string(nil), federatedtypes.DefaultNeverPropagatedNamespaces...),
+			DefaultConflictResolution: federationv1beta1.ConflictResolutionAbort,
 		},
 	}
 }
@@ -101,6 +103,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Propagation.DeletionWait, "deletion-wait", o.Propagation.DeletionWait, "how long a deletion waits for a selected cluster that is not Ready before giving up on its copy")
 	fs.DurationVar(&o.Propagation.UnschedulableWindow, "unschedulable-pod-window", o.Propagation.UnschedulableWindow, "how long pods of a federated Deployment, ReplicaSet or Job may stay unschedulable in a member before its capacity there is lowered and the surplus re-planned onto other clusters (the estimate holds for 5 times this)")
 	fs.StringSliceVar(&o.Propagation.NeverPropagatedNamespaces, "never-propagated-namespaces", o.Propagation.NeverPropagatedNamespaces, "namespaces whose objects, and the federated Namespaces of those names, are never propagated to member clusters, with a NotPropagated event; federation-system, the federation's own, is always one of them (silently)")
+	fs.StringVar(&o.Propagation.DefaultConflictResolution, "default-conflict-resolution", o.Propagation.DefaultConflictResolution, "what to do with a member object of a federated object's name that this federation did not create, unless the federated object's "+federationv1beta1.ConflictResolutionAnnotation+" annotation says: abort (leave it, report the conflict) or adopt (take it over, as Federation v1 did)")
 	fs.StringVar(&o.FederationName, "federation-name", o.FederationName, "name of the federation, as in its DNS names (SERVICE.NAMESPACE.FEDERATION.svc.ZONE) and in the "+membercluster.FederationLabel+" label on member copies")
 	fs.StringVar(&o.DNS.Provider, "dns-provider", o.DNS.Provider, "DNS provider of the service DNS records: coredns")
 	fs.StringVar(&o.DNS.ProviderConfig, "dns-provider-config", o.DNS.ProviderConfig, "coredns-provider.conf (v1 format: etcd-endpoints, zones, coredns-endpoints); without it the service-dns controller does not run")
@@ -140,6 +143,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Propagation.Workers < 1 || o.Propagation.MemberTimeout <= 0 || o.Propagation.DeletionWait < 0 {
 		errs = append(errs, errors.New("--concurrent-object-syncs must be at least 1, --member-timeout positive, --deletion-wait not negative"))
+	}
+	if r := o.Propagation.DefaultConflictResolution; r != federationv1beta1.ConflictResolutionAbort && r != federationv1beta1.ConflictResolutionAdopt {
+		errs = append(errs, fmt.Errorf("--default-conflict-resolution %q: must be %s or %s", r, federationv1beta1.ConflictResolutionAbort, federationv1beta1.ConflictResolutionAdopt))
 	}
 	if len(validation.IsValidLabelValue(o.FederationName)) > 0 || o.FederationName == "" {
 		errs = append(errs, fmt.Errorf("--federation-name %q must be a valid label value", o.FederationName))

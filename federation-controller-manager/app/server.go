@@ -87,7 +87,13 @@ func Run(ctx context.Context, o *Options) error {
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeClient.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
 
+	uid, err := federationUID(ctx, kubeClient)
+	if err != nil {
+		return fmt.Errorf("reading the federation's identity: %w", err)
+	}
+	logger.Info("Federation identity", "name", o.FederationName, "uid", uid)
 	cc := &ControllerContext{
+		FederationUID:    uid,
 		Options:          o,
 		FedClient:        fedClient,
 		KubeClient:       kubeClient,

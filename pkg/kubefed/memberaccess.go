@@ -47,6 +47,14 @@ var memberRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"nodes", "pods", "endpoints"}, Verbs: readOnly},
 	{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: readOnly},
 	{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
+	// Listed only, so that deleting a namespace the federation created can
+	// tell whether a team put objects of its own in it (the namespace is
+	// then left, not deleted with them).
+	{APIGroups: []string{""}, Resources: []string{"serviceaccounts", "persistentvolumeclaims", "replicationcontrollers", "limitranges", "resourcequotas", "podtemplates"}, Verbs: []string{"list"}},
+	{APIGroups: []string{"apps"}, Resources: []string{"statefulsets", "controllerrevisions"}, Verbs: []string{"list"}},
+	{APIGroups: []string{"batch"}, Resources: []string{"cronjobs"}, Verbs: []string{"list"}},
+	{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: []string{"list"}},
+	{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: []string{"list"}},
 	{NonResourceURLs: []string{"/readyz", "/healthz", "/livez", "/version"}, Verbs: []string{"get"}},
 }
 

@@ -48,6 +48,9 @@ Find more information at the project's README.`,
 		newDeleteCommand(g),
 		newJoinCommand(g),
 		newUnjoinCommand(g),
+		newBackupCommand(g),
+		newRestoreCommand(g),
+		newStraysCommand(g),
 	)
 	return root
 }

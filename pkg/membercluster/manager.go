@@ -17,10 +17,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/client-go/util/workqueue"
@@ -56,10 +58,12 @@ type Handler interface {
 // longer Ready or is deleted, and feeds member events to the handlers.
 type Manager struct {
 	federation string
-	clusters   fedlisters.ClusterLister
-	secrets    corelisters.SecretLister
-	synced     []cache.InformerSynced
-	queue      workqueue.TypedRateLimitingInterface[string]
+	// federationUID tells this federation from another of the same name.
+	federationUID string
+	clusters      fedlisters.ClusterLister
+	secrets       corelisters.SecretLister
+	synced        []cache.InformerSynced
+	queue         workqueue.TypedRateLimitingInterface[string]
 	// newClient makes a member's clients; tests replace it.
 	newClient func(cluster *federationv1beta1.Cluster, secret *corev1.Secret) (*Clients, error)
 
@@ -74,13 +78,15 @@ type Manager struct {
 	labels map[string]string
 }
 
-// NewManager builds a manager for the federation named federation.
-func NewManager(federation string, clusters fedinformers.ClusterInformer, secrets coreinformers.SecretInformer) (*Manager, error) {
+// NewManager builds a manager for the federation named federation whose
+// identity is federationUID (see FederationUID).
+func NewManager(federation, federationUID string, clusters fedinformers.ClusterInformer, secrets coreinformers.SecretInformer) (*Manager, error) {
 	m := &Manager{
-		federation: federation,
-		clusters:   clusters.Lister(),
-		secrets:    secrets.Lister(),
-		synced:     []cache.InformerSynced{clusters.Informer().HasSynced, secrets.Informer().HasSynced},
+		federation:    federation,
+		federationUID: federationUID,
+		clusters:      clusters.Lister(),
+		secrets:       secrets.Lister(),
+		synced:        []cache.InformerSynced{clusters.Informer().HasSynced, secrets.Informer().HasSynced},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "members"}),
 		newClient:    newClients,
@@ -109,6 +115,13 @@ func NewManager(federation string, clusters fedinformers.ClusterInformer, secret
 
 // Federation is the federation's name, the value of FederationLabel.
 func (m *Manager) Federation() string { return m.federation }
+
+// FederationUID is the federation's identity, the value of
+// FederationUIDLabel: the UID of its federation-system namespace at the
+// federation apiserver. The member caches hold every object labelled with
+// the federation's name, so another federation of the same name shows up
+// there too: this tells them apart.
+func (m *Manager) FederationUID() string { return m.federationUID }
 
 // Watch adds a resource to watch in every member and a handler of its
 // events. Call it before Run.
@@ -402,6 +415,11 @@ func identityOf(cluster *federationv1beta1.Cluster, secret *corev1.Secret) (stri
 type Clients struct {
 	Dynamic  dynamic.Interface
 	Metadata metadata.Interface
+	// MetadataREST is the REST client under Metadata (protobuf
+	// PartialObjectMetadata answers), for the calls package metadata lacks
+	// (Create); Discovery lists what the member serves.
+	MetadataREST rest.Interface
+	Discovery    discovery.DiscoveryInterface
 }
 
 // newClients builds a member's clients.
@@ -420,5 +438,13 @@ func newClients(cluster *federationv1beta1.Cluster, secret *corev1.Secret) (*Cli
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", cluster.Name, err)
 	}
-	return &Clients{Dynamic: dyn, Metadata: meta}, nil
+	metaREST, err := metadataREST(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", cluster.Name, err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", cluster.Name, err)
+	}
+	return &Clients{Dynamic: dyn, Metadata: meta, MetadataREST: metaREST, Discovery: disc}, nil
 }

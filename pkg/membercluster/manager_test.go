@@ -52,7 +52,7 @@ func TestManagerFollowsClusterHealth(t *testing.T) {
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "c2", Namespace: SecretNamespace}, Data: map[string][]byte{TokenKey: []byte("t")}})
 	fedFactory := fedinformers.NewSharedInformerFactory(fed, 0)
 	kubeFactory := kubeinformers.NewSharedInformerFactory(kube, 0)
-	m, err := NewManager("fed", fedFactory.Federation().V1beta1().Clusters(), kubeFactory.Core().V1().Secrets())
+	m, err := NewManager("fed", "fed-uid", fedFactory.Federation().V1beta1().Clusters(), kubeFactory.Core().V1().Secrets())
 	require.NoError(t, err)
 
 	// Member c1 holds one labelled ConfigMap and one that is not ours.

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
@@ -19,6 +20,10 @@ type ourCopy struct {
 	hash string
 	// unseen: written by us, and no watch event of the copy has come since.
 	unseen bool
+	// uid of the copy, and adopted: it was the member's before we took it
+	// over (ownership.go).
+	uid     types.UID
+	adopted bool
 }
 
 // appliedCopies hold, per cluster and object key, the member copy our last
@@ -48,7 +53,8 @@ func (a *appliedCopies) remember(cluster, objKey string, obj metav1.Object, writ
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.copies[appliedKey(cluster, objKey)] = ourCopy{version: version(obj), resourceVersion: obj.GetResourceVersion(),
-		hash: obj.GetAnnotations()[federationv1beta1.AppliedHashAnnotation], unseen: written}
+		hash: obj.GetAnnotations()[federationv1beta1.AppliedHashAnnotation], unseen: written,
+		uid: obj.GetUID(), adopted: isAdopted(obj)}
 }
 
 // seen notes that the member's watch brought an event of the copy.

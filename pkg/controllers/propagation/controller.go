@@ -49,11 +49,17 @@ type Options struct {
 	// means federatedtypes.DefaultNeverPropagatedNamespaces. The
 	// federation's own namespace is always one of them.
 	NeverPropagatedNamespaces []string
+	// DefaultConflictResolution is what is done with a member's own
+	// object of a federated object's name when the federated object does
+	// not say (ConflictResolutionAnnotation): "abort" (or "") leaves it
+	// and reports the conflict, "adopt" takes it over (ownership.go).
+	DefaultConflictResolution string
 }
 
 // Members is what a propagation controller needs of the member clusters.
 type Members interface {
 	Federation() string
+	FederationUID() string
 	Watch(gvr schema.GroupVersionResource, h membercluster.Handler)
 	WatchMetadata(gvr schema.GroupVersionResource, h membercluster.Handler)
 	Clusters() []*federationv1beta1.Cluster
@@ -64,6 +70,8 @@ type Members interface {
 	Synced(cluster string, gvr schema.GroupVersionResource) bool
 	Client(cluster string) (dynamic.Interface, error)
 	Apply(ctx context.Context, cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager string) (*metav1.PartialObjectMetadata, error)
+	Create(ctx context.Context, cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager string) (*metav1.PartialObjectMetadata, error)
+	NamespaceObjects(ctx context.Context, cluster, namespace string) ([]membercluster.Object, error)
 }
 
 // Controller propagates the federated objects of one type.
@@ -100,6 +108,10 @@ type Controller struct {
 	// the UID of a refused object whose refusal was told (refused.go).
 	never   sets.Set[string]
 	refused sync.Map
+	// conflicts holds, by cluster and object key (appliedKey), the UID of
+	// a member object of that name found not to be ours, whose conflict
+	// was told (ownership.go).
+	conflicts sync.Map
 }
 
 // New wires a controller for one type to the federation's informer of it.
@@ -239,6 +251,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		return fmt.Errorf("%s controller: caches did not sync", c.typ.Name)
 	}
 	c.writes.Run(ctx)
+	go c.countStrays(ctx)
 	for i := 0; i < max(c.opts.Workers, 1); i++ {
 		go wait.UntilWithContext(ctx, c.worker, time.Second)
 	}

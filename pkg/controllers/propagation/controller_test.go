@@ -46,6 +46,8 @@ type fakeMembers struct {
 	unsynced []string
 	// slices are the members' cached EndpointSlices.
 	slices map[string][]*unstructured.Unstructured
+	// inNamespace are the objects NamespaceObjects lists, by cluster.
+	inNamespace map[string][]membercluster.Object
 }
 
 func newFakeMembers(usable []string, down ...string) *fakeMembers {
@@ -83,9 +85,57 @@ func newFakeMembers(usable []string, down ...string) *fakeMembers {
 			m.put(name, obj)
 			return true, obj, nil
 		})
+		// Create: the member's own objects (in the tracker) are there
+		// already; else the object is echoed as the member stored it.
+		client.PrependReactor("create", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
+			c := a.(clienttesting.CreateAction)
+			obj := c.GetObject().(*unstructured.Unstructured).DeepCopy()
+			if _, err := client.Tracker().Get(c.GetResource(), c.GetNamespace(), obj.GetName()); err == nil {
+				return true, nil, apierrors.NewAlreadyExists(c.GetResource().GroupResource(), obj.GetName())
+			}
+			obj.SetGeneration(1)
+			obj.SetResourceVersion("1")
+			obj.SetUID(types.UID("uid-" + obj.GetName()))
+			m.put(name, obj)
+			return true, obj, nil
+		})
 		m.clients[name] = client
 	}
 	return m
+}
+
+// Create goes through the member's fake dynamic client, as Apply.
+func (m *fakeMembers) Create(ctx context.Context, cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager string) (*metav1.PartialObjectMetadata, error) {
+	client, err := m.Client(cluster)
+	if err != nil {
+		return nil, err
+	}
+	out, err := client.Resource(gvr).Namespace(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldManager})
+	if err != nil {
+		return nil, err
+	}
+	return asMetadata(out)
+}
+
+func (m *fakeMembers) NamespaceObjects(_ context.Context, cluster, ns string) ([]membercluster.Object, error) {
+	var out []membercluster.Object
+	for _, o := range m.inNamespace[cluster] {
+		if o.Namespace == ns {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+func asMetadata(u *unstructured.Unstructured) (*metav1.PartialObjectMetadata, error) {
+	meta := &metav1.PartialObjectMetadata{}
+	raw, _, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata")
+	if raw, ok := raw.(map[string]any); ok {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &meta.ObjectMeta); err != nil {
+			return nil, err
+		}
+	}
+	return meta, nil
 }
 
 func (m *fakeMembers) put(cluster string, obj *unstructured.Unstructured) {
@@ -95,6 +145,7 @@ func (m *fakeMembers) put(cluster string, obj *unstructured.Unstructured) {
 }
 
 func (m *fakeMembers) Federation() string                                               { return "fed" }
+func (m *fakeMembers) FederationUID() string                                            { return "fed-uid" }
 func (m *fakeMembers) Watch(schema.GroupVersionResource, membercluster.Handler)         {}
 func (m *fakeMembers) WatchMetadata(schema.GroupVersionResource, membercluster.Handler) {}
 func (m *fakeMembers) Clusters() []*federationv1beta1.Cluster                           { return m.usable }
@@ -103,12 +154,13 @@ func (m *fakeMembers) Usable(cluster string) bool {
 	return slices.ContainsFunc(m.usable, func(c *federationv1beta1.Cluster) bool { return c.Name == cluster })
 }
 func (m *fakeMembers) Get(cluster string, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, bool) {
-	if gvr == membercluster.NamespacesResource {
-		return &unstructured.Unstructured{}, true
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	o, ok := m.cache[cluster][key(ns, name)]
+	if gvr == membercluster.NamespacesResource && !ok {
+		// Every namespace is there (a Namespace copy put there aside).
+		return &unstructured.Unstructured{}, true
+	}
 	return o, ok
 }
 func (m *fakeMembers) List(cluster string, gvr schema.GroupVersionResource, ns string, sel labels.Selector) []*unstructured.Unstructured {
@@ -141,12 +193,7 @@ func (m *fakeMembers) Apply(ctx context.Context, cluster string, gvr schema.Grou
 	if err != nil {
 		return nil, err
 	}
-	meta := &metav1.PartialObjectMetadata{}
-	raw, _, _ := unstructured.NestedFieldNoCopy(out.Object, "metadata")
-	if raw, ok := raw.(map[string]any); ok {
-		err = runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &meta.ObjectMeta)
-	}
-	return meta, err
+	return asMetadata(out)
 }
 
 // memberActions lists "verb" or "verb:patchtype" of a member's calls.
@@ -237,7 +284,7 @@ func configMapObj(name string, finalizers ...string) *unstructured.Unstructured 
 
 // applied returns what the member would hold after our apply.
 func appliedCopy(t *testing.T, fed *unstructured.Unstructured) *unstructured.Unstructured {
-	d, _, err := Desired(federatedtypes.ByName("configmaps"), fed, "fed")
+	d, _, err := Desired(federatedtypes.ByName("configmaps"), fed, "fed", "fed-uid")
 	require.NoError(t, err)
 	d.SetResourceVersion("1")
 	return d
@@ -248,7 +295,7 @@ func TestSyncCreatesEverywhereAndAddsFinalizer(t *testing.T) {
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a"))
 	require.NoError(t, tc.sync(t, "ns/a"))
 	for _, c := range []string{"c1", "c2"} {
-		assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions(c), c)
+		assert.Equal(t, []string{"create"}, members.memberActions(c), c)
 	}
 	fed, err := tc.fedClient.Resource(federatedtypes.ByName("configmaps").Resource).Namespace("ns").Get(context.Background(), "a", metav1.GetOptions{})
 	require.NoError(t, err)
@@ -287,23 +334,11 @@ func TestSyncRestoresDrift(t *testing.T) {
 	delete(members.cache["c2"], "ns/a")
 	require.NoError(t, tc.sync(t, "ns/a"))
 	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions("c1"))
-	assert.Equal(t, []string{"get", "patch:" + string(types.ApplyPatchType)}, members.memberActions("c2"))
+	assert.Equal(t, []string{"get", "create"}, members.memberActions("c2"))
 	assert.Equal(t, []string{
 		"Normal CreateInCluster Recreated ConfigMap ns/a in cluster c2: it was deleted there",
 		"Normal UpdateInCluster Restored ConfigMap ns/a in cluster c1: it was changed there",
 	}, tc.events())
-}
-
-func TestSyncAdoptsAnExistingObject(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
-	existing := configMapObj("a")
-	existing.Object["data"] = map[string]any{"k": "theirs"}
-	existing.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kubectl-create", Operation: metav1.ManagedFieldsOperationUpdate}})
-	require.NoError(t, members.clients["c1"].Tracker().Add(existing))
-	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer))
-	require.NoError(t, tc.sync(t, "ns/a"))
-	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions("c1"))
-	assert.Equal(t, []string{"Normal AdoptInCluster Adopted the existing ConfigMap ns/a in cluster c1"}, tc.events())
 }
 
 func TestSyncWithAStaleCacheLooksAgainSoon(t *testing.T) {
@@ -322,8 +357,8 @@ func TestSyncReadsFirstWhereTheCacheHasNotSynced(t *testing.T) {
 	members.unsynced = []string{"c1"}
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer))
 	require.NoError(t, tc.sync(t, "ns/a"))
-	assert.Equal(t, []string{"get", "patch:" + string(types.ApplyPatchType)}, members.memberActions("c1"), "absence from an unsynced cache proves nothing")
-	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions("c2"), "a synced cache without the object: one call")
+	assert.Equal(t, []string{"get", "create"}, members.memberActions("c1"), "absence from an unsynced cache proves nothing")
+	assert.Equal(t, []string{"create"}, members.memberActions("c2"), "a synced cache without the object: one call")
 }
 
 func TestSyncDeletesWhereNoLongerSelected(t *testing.T) {
@@ -335,23 +370,23 @@ func TestSyncDeletesWhereNoLongerSelected(t *testing.T) {
 	members.put("c2", appliedCopy(t, configMapObj("a")))
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 	require.NoError(t, tc.sync(t, "ns/a"))
-	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions("c1"))
+	assert.Equal(t, []string{"create"}, members.memberActions("c1"))
 	assert.Equal(t, []string{"delete"}, members.memberActions("c2"))
 }
 
 func TestSyncOneFailingClusterDoesNotStopTheOthers(t *testing.T) {
 	members := newFakeMembers([]string{"c1", "c2"})
-	members.clients["c1"].PrependReactor("patch", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
+	members.clients["c1"].PrependReactor("create", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewBadRequest("the server could not find the requested resource")
 	})
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer))
 	err := tc.sync(t, "ns/a")
-	require.ErrorContains(t, err, "applying ConfigMap ns/a in cluster c1")
-	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions("c2"))
+	require.ErrorContains(t, err, "creating ConfigMap ns/a in cluster c1")
+	assert.Equal(t, []string{"create"}, members.memberActions("c2"))
 	events := tc.events()
 	require.Len(t, events, 2)
 	assert.True(t, strings.HasPrefix(events[0], "Normal CreateInCluster Created ConfigMap ns/a in cluster c2"), events[0])
-	assert.True(t, strings.HasPrefix(events[1], "Warning CreateInClusterFailed Applying ConfigMap ns/a in cluster c1 failed"), events[1])
+	assert.True(t, strings.HasPrefix(events[1], "Warning CreateInClusterFailed Creating ConfigMap ns/a in cluster c1 failed"), events[1])
 }
 
 func deleting(o *unstructured.Unstructured, since time.Duration) *unstructured.Unstructured {
@@ -418,7 +453,8 @@ func TestDeletion(t *testing.T) {
 			assert.Equal(t, tt.wantMember, members.memberActions("c1"))
 			if len(tt.wantMember) > 0 && tt.wantMember[0] != "delete" {
 				patch := members.clients["c1"].Actions()[0].(clienttesting.PatchAction).GetPatch()
-				assert.JSONEq(t, `{"metadata":{"labels":{"federation.kubernetes.io/federation-name":null},"annotations":{"federation.kubernetes.io/applied-hash":null}}}`, string(patch))
+				assert.JSONEq(t, `{"metadata":{"labels":{"federation.kubernetes.io/federation-name":null,"federation.kubernetes.io/federation-uid":null},
+					"annotations":{"federation.kubernetes.io/applied-hash":null,"federation.kubernetes.io/adopted":null}}}`, string(patch))
 			}
 			var updates int
 			for _, a := range tc.fedClient.Actions() {
@@ -441,7 +477,7 @@ func TestDeletionOfACopyNotYetInTheCache(t *testing.T) {
 	delete(members.cache["c1"], "ns/a")
 	require.NoError(t, tc.indexer.Update(deleting(configMapObj("a", Finalizer), 0)))
 	require.NoError(t, tc.sync(t, "ns/a"))
-	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType), "delete"}, members.memberActions("c1"))
+	assert.Equal(t, []string{"create", "delete"}, members.memberActions("c1"))
 }
 
 func TestDeletionDoneIsNotRepeatedForTheStaleCache(t *testing.T) {

@@ -91,6 +91,10 @@ func (c *Controller) copiesToRelease(fed *unstructured.Unstructured) (map[string
 	usable := map[string]bool{}
 	var tasks []memberwrites.ClusterTask
 	for _, cl := range c.members.Clusters() {
+		if c.shared(fed) {
+			usable[cl.Name] = true
+			continue
+		}
 		if !c.members.Synced(cl.Name, c.typ.Resource) {
 			// Its copies are not known yet: the cache's events bring the
 			// object back, and waitForUnusable bounds the wait.
@@ -100,7 +104,13 @@ func (c *Controller) copiesToRelease(fed *unstructured.Unstructured) (map[string
 		if c.writes.Released(objKey, cl.Name) {
 			continue
 		}
-		_, inCache := c.members.Get(cl.Name, c.typ.Resource, ns, name)
+		cur, inCache := c.members.Get(cl.Name, c.typ.Resource, ns, name)
+		if inCache {
+			if o, _ := c.ownerOf(cur); o != ownedByUs {
+				// Another federation's of our name: never touched.
+				inCache = false
+			}
+		}
 		_, written := c.applied.get(cl.Name, objKey)
 		// Written by us but not in the cache yet, or being written: act on
 		// it anyway.

@@ -18,13 +18,18 @@ var notTravelling = map[string]bool{
 	federationv1beta1.ServiceIngressesAnnotation: true,
 	federationv1beta1.AppliedHashAnnotation:      true,
 	federationv1beta1.ReplicaPlanAnnotation:      true,
+	// Ownership is the federation's to say on each copy (ownership.go);
+	// how to resolve conflicts is said to the federation, not the members.
+	federationv1beta1.AdoptedAnnotation:            true,
+	federationv1beta1.ConflictResolutionAnnotation: true,
+	federationv1beta1.DeleteAdoptedAnnotation:      true,
 }
 
 // Desired returns what is applied to members for fed: name, namespace,
-// labels (with the federation's label), annotations (with the hash) and the
-// type's fields, with the type's defaults; and the hash of it without the
-// hash annotation.
-func Desired(a *federatedtypes.Type, fed *unstructured.Unstructured, federation string) (*unstructured.Unstructured, string, error) {
+// labels (with the federation's name and, when known, its UID), annotations
+// (with the hash) and the type's fields, with the type's defaults; and the
+// hash of it without the hash annotation.
+func Desired(a *federatedtypes.Type, fed *unstructured.Unstructured, federation, uid string) (*unstructured.Unstructured, string, error) {
 	src := fed.DeepCopy()
 	if a.Prune != nil {
 		a.Prune(src)
@@ -41,6 +46,9 @@ func Desired(a *federatedtypes.Type, fed *unstructured.Unstructured, federation 
 		labels[k] = v
 	}
 	labels[federationv1beta1.FederationLabel] = federation
+	if uid != "" {
+		labels[federationv1beta1.FederationUIDLabel] = uid
+	}
 	out.SetLabels(labels)
 	annotations := map[string]string{}
 	for k, v := range fed.GetAnnotations() {
@@ -126,6 +134,19 @@ func DesiredFor(desired *unstructured.Unstructured, plan replicaplan.Plan, clust
 	annotations[federationv1beta1.AppliedHashAnnotation] = hash
 	out.SetAnnotations(annotations)
 	return out, hash, nil
+}
+
+// withAdopted is an object as sent to a member, marked as adopted there,
+// and its hash: an adopted copy stays marked on every write.
+func withAdopted(sent *unstructured.Unstructured) (*unstructured.Unstructured, string, error) {
+	out := sent.DeepCopy()
+	annotations := out.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[federationv1beta1.AdoptedAnnotation] = "true"
+	out.SetAnnotations(annotations)
+	return DesiredFor(out, nil, "", nil, true)
 }
 
 // withoutPodLabel is an object as sent to a member, without the

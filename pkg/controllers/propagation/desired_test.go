@@ -131,7 +131,7 @@ spec:
 		t.Run(tt.name, func(t *testing.T) {
 			fed := parse(t, tt.fed)
 			before := fed.DeepCopy()
-			got, hash, err := Desired(federatedtypes.ByName(tt.adapter), fed, "fed")
+			got, hash, err := Desired(federatedtypes.ByName(tt.adapter), fed, "fed", "")
 			require.NoError(t, err)
 			assert.Equal(t, before, fed, "the federated object is not modified")
 			assert.Equal(t, hash, got.GetAnnotations()[federationv1beta1.AppliedHashAnnotation])
@@ -152,7 +152,7 @@ func TestDesiredHash(t *testing.T) {
 kind: ConfigMap
 metadata: {name: a, namespace: ns, resourceVersion: "1", labels: {app: a}}
 data: {k: v}`
-	_, h0, err := Desired(federatedtypes.ByName("configmaps"), parse(t, base), "fed")
+	_, h0, err := Desired(federatedtypes.ByName("configmaps"), parse(t, base), "fed", "")
 	require.NoError(t, err)
 	for _, tt := range []struct {
 		name, manifest string
@@ -181,19 +181,19 @@ metadata: {name: a, namespace: ns, labels: {app: a}, annotations: {x: "z"}}
 data: {k: v}`, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, h, err := Desired(federatedtypes.ByName("configmaps"), parse(t, tt.manifest), "fed")
+			_, h, err := Desired(federatedtypes.ByName("configmaps"), parse(t, tt.manifest), "fed", "")
 			require.NoError(t, err)
 			assert.Equal(t, tt.same, h == h0)
 		})
 	}
-	_, other, err := Desired(federatedtypes.ByName("configmaps"), parse(t, base), "other-federation")
+	_, other, err := Desired(federatedtypes.ByName("configmaps"), parse(t, base), "other-federation", "")
 	require.NoError(t, err)
 	assert.NotEqual(t, h0, other, "the federation's label is part of what is applied")
 }
 
 func TestDesiredForACluster(t *testing.T) {
 	fed := parse(t, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: ns, annotations: {note: x}}\nspec: {replicas: 9, template: {}}\n")
-	desired, _, err := Desired(federatedtypes.ByName("deployments"), fed, "fed")
+	desired, _, err := Desired(federatedtypes.ByName("deployments"), fed, "fed", "")
 	require.NoError(t, err)
 	plan := replicaplan.Plan{"replicas": {"c1": 5, "c2": 4}}
 
@@ -228,7 +228,7 @@ func TestDesiredForACluster(t *testing.T) {
 
 func TestDesiredForAJobAMemberHoldsWithoutThePodLabel(t *testing.T) {
 	fed := parse(t, "apiVersion: batch/v1\nkind: Job\nmetadata: {name: web, namespace: ns}\nspec: {completions: 2, template: {spec: {}}}\n")
-	desired, _, err := Desired(federatedtypes.ByName("jobs"), fed, "fed")
+	desired, _, err := Desired(federatedtypes.ByName("jobs"), fed, "fed", "")
 	require.NoError(t, err)
 	plan := replicaplan.Plan{"completions": {"c1": 2}}
 	labelled, h1, err := DesiredFor(desired, plan, "c1", nil, true)

@@ -16,7 +16,7 @@ func TestInSync(t *testing.T) {
 kind: Deployment
 metadata: {name: d, namespace: ns, labels: {app: d}, annotations: {note: x}}
 spec: {replicas: 2, template: {spec: {containers: [{name: c, image: i}]}}}`)
-	desired, hash, err := Desired(federatedtypes.ByName("deployments"), fed, "fed")
+	desired, hash, err := Desired(federatedtypes.ByName("deployments"), fed, "fed", "")
 	require.NoError(t, err)
 	// What the member holds after our apply: its own defaults, status,
 	// annotations of its controllers, generation 4.

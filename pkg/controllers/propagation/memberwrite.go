@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,12 +12,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/csaupgrade"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
+	"github.com/federation-v1/federation/pkg/membercluster"
 )
 
 // stillWanted reports whether a task should run: its cluster is Ready and,
@@ -45,6 +49,10 @@ func (c *Controller) writeMember(ctx context.Context, cluster string, t memberwr
 		if _, ok := c.inSync(cluster, t.Fed, t.Desired, t.Hash, false); ok {
 			return nil, nil
 		}
+		// Our caches said so; live reads must agree (unplace.go).
+		if confirmed, err := c.confirmUnplace(ctx, cluster, t.Fed); !confirmed || err != nil {
+			return nil, err
+		}
 		return c.deleteCopy(ctx, cluster, t.Fed, ": no longer selected")
 	}
 	if _, ok := c.inSync(cluster, t.Fed, t.Desired, t.Hash, true); ok {
@@ -53,45 +61,83 @@ func (c *Controller) writeMember(ctx context.Context, cluster string, t memberwr
 	return c.applyCopy(ctx, cluster, t.Fed, t.Desired, t.Hash)
 }
 
-// applyCopy applies desired to a member with server-side apply.
+// applyCopy makes a member hold desired: a new copy is created (which
+// fails when the member has an object of that name), an existing copy of
+// ours is applied server-side. An object that is not ours is left alone
+// (a conflict) unless it is the member's own and adoption is asked for.
 func (c *Controller) applyCopy(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured, hash string) (*memberwrites.Event, error) {
+	if c.shared(fed) {
+		return nil, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
 	defer cancel()
 	ns, name := fed.GetNamespace(), fed.GetName()
 	objKey := key(ns, name)
 	cur, exists := c.members.Get(cluster, c.typ.Resource, ns, name)
 	last, appliedBefore := c.applied.get(cluster, objKey)
+	if exists {
+		// Our label's name, another federation's UID.
+		if o, other := c.ownerOf(cur); o != ownedByUs {
+			return nil, c.conflict(cluster, fed, cur, other)
+		}
+	}
 	ev := &memberwrites.Event{Reason: ReasonUpdate, Verb: "Updated"}
 	// Changed there while what we send stayed the same (a member's HPA
 	// changing replicas the federation follows is an update, not drift).
 	if exists && appliedBefore && last.version != version(cur) && cur.GetAnnotations()[federationv1beta1.AppliedHashAnnotation] == hash {
 		ev = &memberwrites.Event{Reason: ReasonUpdate, Verb: "Restored", Suffix: ": it was changed there"}
 	}
-	// Written before but not in our cache: not there yet, deleted there, or
-	// our label taken off. (Never written and not in a synced cache: absent
-	// or unlabelled, which the apply's answer tells apart.)
-	firstWrite := !exists && !appliedBefore && c.members.Synced(cluster, c.typ.Resource)
-	if firstWrite {
-		ev = &memberwrites.Event{Reason: ReasonCreate, Verb: "Created"}
-	} else if !exists {
+	created := &memberwrites.Event{Reason: ReasonCreate, Verb: "Created"}
+	// Never written and not in a synced cache: absent, or not ours, which
+	// the create's answer tells apart. Written before but not in our
+	// cache: not there yet, deleted there, or our label taken off.
+	if !exists && !appliedBefore && !c.conflictKnown(cluster, objKey) && c.members.Synced(cluster, c.typ.Resource) {
+		return c.createCopy(ctx, cluster, fed, desired, created)
+	}
+	if !exists {
 		live, err := c.readLive(ctx, cluster, fed)
-		switch {
-		case apierrors.IsNotFound(err):
-			ev = &memberwrites.Event{Reason: ReasonCreate, Verb: "Created"}
+		if apierrors.IsNotFound(err) {
 			if appliedBefore {
-				ev = &memberwrites.Event{Reason: ReasonCreate, Verb: "Recreated", Suffix: ": it was deleted there"}
+				created = &memberwrites.Event{Reason: ReasonCreate, Verb: "Recreated", Suffix: ": it was deleted there"}
 			}
-		case err != nil:
+			return c.createCopy(ctx, cluster, fed, desired, created)
+		}
+		if err != nil {
 			return nil, err
-		case live.GetLabels()[federationv1beta1.FederationLabel] != c.members.Federation():
-			ev = &memberwrites.Event{Reason: ReasonAdopt, Verb: "Adopted the existing"}
-		case InSync(live, desired, hash, last.version):
+		}
+		if o, other := c.ownerOf(live); o == ownedByOther {
+			return nil, c.conflict(cluster, fed, live, other)
+		} else if o == ownedByMember {
+			return c.adopt(ctx, cluster, fed, desired, live)
+		}
+		if isAdopted(live) && !isAdopted(desired) {
+			var err error
+			if desired, hash, err = withAdopted(desired); err != nil {
+				return nil, err
+			}
+		}
+		if InSync(live, desired, hash, last.version) {
 			// Our own write, not yet in the cache.
 			return nil, nil
 		}
 	}
+	return c.update(ctx, cluster, fed, desired, ev)
+}
+
+// update applies desired over our copy, forced: the copy is ours, and
+// fields the member changed are taken back.
+func (c *Controller) update(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured, ev *memberwrites.Event) (*memberwrites.Event, error) {
+	objKey := key(fed.GetNamespace(), fed.GetName())
 	start := time.Now()
 	out, err := c.apply(ctx, cluster, desired)
+	if err == nil && createdByUs(out) {
+		// The fields our create set belong to its Update entry, not to our
+		// applies, which would never remove them: hand them over (once),
+		// and apply again, as what we sent may have left some out.
+		if out, err = c.upgrade(ctx, cluster, desired, out); err == nil {
+			out, err = c.apply(ctx, cluster, desired)
+		}
+	}
 	if err != nil {
 		failed := ReasonUpdateFailed
 		if ev.Reason == ReasonCreate {
@@ -100,12 +146,89 @@ func (c *Controller) applyCopy(ctx context.Context, cluster string, fed, desired
 		c.recorder.Eventf(fed, corev1.EventTypeWarning, failed, "Applying %s in cluster %s failed: %v", c.what(objKey), cluster, err)
 		return nil, fmt.Errorf("applying %s in cluster %s: %w", c.what(objKey), cluster, err)
 	}
-	if firstWrite && adopted(out) {
-		ev = &memberwrites.Event{Reason: ReasonAdopt, Verb: "Adopted the existing"}
-	}
 	klog.FromContext(ctx).V(2).Info("Applied to member", "cluster", cluster, "object", objKey, "took", time.Since(start))
-	c.applied.remember(cluster, objKey, out, true)
+	c.wrote(cluster, objKey, out)
 	return ev, nil
+}
+
+// createCopy creates a new copy: one call. When the member already has an
+// object of the name, it is read to tell whose it is.
+func (c *Controller) createCopy(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured, ev *memberwrites.Event) (*memberwrites.Event, error) {
+	objKey := key(fed.GetNamespace(), fed.GetName())
+	out, err := c.members.Create(ctx, cluster, c.typ.Resource, desired, FieldManager)
+	c.countWrite(cluster, "create", err)
+	if apierrors.IsAlreadyExists(err) {
+		live, err := c.readLive(ctx, cluster, fed)
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("creating %s in cluster %s: it was there, then gone: trying again", c.what(objKey), cluster)
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch o, other := c.ownerOf(live); o {
+		case ownedByOther:
+			return nil, c.conflict(cluster, fed, live, other)
+		case ownedByMember:
+			return c.adopt(ctx, cluster, fed, desired, live)
+		}
+		// Ours, and our cache did not know (it had not synced, or our
+		// write's echo is late).
+		if isAdopted(live) {
+			if desired, _, err = withAdopted(desired); err != nil {
+				return nil, err
+			}
+		}
+		return c.update(ctx, cluster, fed, desired, &memberwrites.Event{Reason: ReasonUpdate, Verb: "Updated"})
+	}
+	if err != nil {
+		c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonCreateFailed, "Creating %s in cluster %s failed: %v", c.what(objKey), cluster, err)
+		return nil, fmt.Errorf("creating %s in cluster %s: %w", c.what(objKey), cluster, err)
+	}
+	c.wrote(cluster, objKey, out)
+	return ev, nil
+}
+
+// adopt takes over a member's own object of fed's name when that is asked
+// for, marking it adopted; otherwise it is a conflict.
+func (c *Controller) adopt(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured, live metav1.Object) (*memberwrites.Event, error) {
+	if !c.adoptionAsked(fed) {
+		return nil, c.conflict(cluster, fed, live, "")
+	}
+	marked, _, err := withAdopted(desired)
+	if err != nil {
+		return nil, err
+	}
+	return c.update(ctx, cluster, fed, marked, &memberwrites.Event{Reason: ReasonAdopt, Verb: "Adopted the existing"})
+}
+
+// wrote records what our write left: the copy is ours.
+func (c *Controller) wrote(cluster, objKey string, out *metav1.PartialObjectMetadata) {
+	c.conflicts.Delete(appliedKey(cluster, objKey))
+	c.applied.remember(cluster, objKey, out, true)
+}
+
+// createdByUs reports whether a copy still has the fields set by our
+// create under the create's own (Update) entry.
+func createdByUs(obj *metav1.PartialObjectMetadata) bool {
+	return slices.ContainsFunc(obj.ManagedFields, func(e metav1.ManagedFieldsEntry) bool {
+		return e.Manager == FieldManager && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == ""
+	})
+}
+
+// upgrade moves the fields of our create's Update entry to our apply's, as
+// kubectl does for objects it created before applying them server-side.
+func (c *Controller) upgrade(ctx context.Context, cluster string, desired *unstructured.Unstructured, out *metav1.PartialObjectMetadata) (*metav1.PartialObjectMetadata, error) {
+	patch, err := csaupgrade.UpgradeManagedFieldsPatch(out, sets.New(FieldManager), FieldManager)
+	if err != nil || patch == nil {
+		return out, err
+	}
+	res, err := c.memberResource(cluster, desired.GetNamespace())
+	if err != nil {
+		return nil, err
+	}
+	_, err = res.Patch(ctx, desired.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
+	c.countWrite(cluster, "patch", err)
+	return out, err
 }
 
 // apply sends desired to a member. A Job the member already runs, not in
@@ -139,52 +262,89 @@ func (c *Controller) readLive(ctx context.Context, cluster string, fed *unstruct
 	return live, err
 }
 
-// adopted tells, from what a member answered to our first apply of an
-// object, whether the object was already there: then another field manager
-// than ours holds some of its fields. A first write is applied without
-// reading the member first, so that a new object costs one call per member.
-func adopted(applied *metav1.PartialObjectMetadata) bool {
-	for _, entry := range applied.ManagedFields {
-		if entry.Manager != FieldManager {
-			return true
-		}
-	}
-	return false
-}
-
-// deleteCopy deletes a member copy; suffix tells why in the event.
+// deleteCopy deletes our copy in a member; suffix tells why in the event.
+// Only what we created is deleted: an adopted copy is left to its member
+// (unless the federated object asks otherwise), as is a namespace holding
+// objects that are not our copies; an object that is not ours is not
+// touched.
 func (c *Controller) deleteCopy(ctx context.Context, cluster string, fed *unstructured.Unstructured, suffix string) (*memberwrites.Event, error) {
+	if c.shared(fed) {
+		return nil, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
 	defer cancel()
 	ns, name := fed.GetNamespace(), fed.GetName()
+	objKey := key(ns, name)
+	ours, err := c.ownCopy(ctx, cluster, fed)
+	if err != nil {
+		return nil, err
+	}
+	if ours == nil {
+		c.applied.forget(cluster, objKey)
+		return nil, nil
+	}
+	if ours.adopted && !deletesAdopted(fed) {
+		if err := c.orphanCopy(ctx, cluster, fed); err != nil {
+			return nil, err
+		}
+		return &memberwrites.Event{Reason: ReasonOrphan, Verb: "Left the adopted", Suffix: " to the member"}, nil
+	}
+	if c.typ.Resource == membercluster.NamespacesResource {
+		foreign, err := c.foreignObjects(ctx, cluster, name)
+		if err != nil {
+			c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonDeleteFailed, "Listing what %s holds in cluster %s failed: %v", c.what(objKey), cluster, err)
+			return nil, fmt.Errorf("listing what %s holds in cluster %s: %w", c.what(objKey), cluster, err)
+		}
+		if len(foreign) > 0 {
+			if err := c.orphanCopy(ctx, cluster, fed); err != nil {
+				return nil, err
+			}
+			c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonOrphan, "Left %s in cluster %s to the member instead of deleting it: it holds objects the federation did not create: %s",
+				c.what(objKey), cluster, namedList(foreign))
+			return nil, nil
+		}
+	}
 	res, err := c.memberResource(cluster, ns)
 	if err != nil {
 		return nil, err
 	}
-	err = res.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
+	opts := metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}
+	if ours.uid != "" {
+		// Exactly the copy found ours.
+		opts.Preconditions = &metav1.Preconditions{UID: ptr.To(ours.uid)}
+	}
+	err = res.Delete(ctx, name, opts)
 	c.countWrite(cluster, "delete", err)
 	if err != nil && !apierrors.IsNotFound(err) {
-		c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonDeleteFailed, "Deleting %s in cluster %s failed: %v", c.what(key(ns, name)), cluster, err)
-		return nil, fmt.Errorf("deleting %s in cluster %s: %w", c.what(key(ns, name)), cluster, err)
+		c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonDeleteFailed, "Deleting %s in cluster %s failed: %v", c.what(objKey), cluster, err)
+		return nil, fmt.Errorf("deleting %s in cluster %s: %w", c.what(objKey), cluster, err)
 	}
-	c.applied.forget(cluster, key(ns, name))
+	c.applied.forget(cluster, objKey)
 	return &memberwrites.Event{Reason: ReasonDelete, Verb: "Deleted", Suffix: suffix}, nil
 }
 
-// orphanCopy removes our label and hash from a member copy, so that it
-// becomes the member's own.
+// orphanCopy removes our labels, hash and adopted mark from our copy in a
+// member, so that it becomes the member's own. An object that is not ours
+// is not touched.
 func (c *Controller) orphanCopy(ctx context.Context, cluster string, fed *unstructured.Unstructured) error {
+	if c.shared(fed) {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
 	defer cancel()
 	ns, name := fed.GetNamespace(), fed.GetName()
+	ours, err := c.ownCopy(ctx, cluster, fed)
+	if err != nil || ours == nil {
+		return err
+	}
 	res, err := c.memberResource(cluster, ns)
 	if err != nil {
 		return err
 	}
 	c.applied.forget(cluster, key(ns, name))
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-		"labels":      map[string]any{federationv1beta1.FederationLabel: nil},
-		"annotations": map[string]any{federationv1beta1.AppliedHashAnnotation: nil},
+		"labels":      map[string]any{federationv1beta1.FederationLabel: nil, federationv1beta1.FederationUIDLabel: nil},
+		"annotations": map[string]any{federationv1beta1.AppliedHashAnnotation: nil, federationv1beta1.AdoptedAnnotation: nil},
 	}})
 	_, err = res.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
 	c.countWrite(cluster, "patch", err)

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/federation-v1/federation/pkg/federatedtypes"
@@ -32,8 +31,8 @@ func TestASlowMemberHoldsUpOnlyItsOwnCopies(t *testing.T) {
 	assert.Empty(t, members.memberActions("c1"), "the reconcile hands the writes over")
 
 	tc.drain(t, "c2")
-	apply := "patch:" + string(types.ApplyPatchType)
-	assert.Equal(t, []string{apply, apply}, members.memberActions("c2"), "c2 got both objects while c1 has not answered")
+	create := "create"
+	assert.Equal(t, []string{create, create}, members.memberActions("c2"), "c2 got both objects while c1 has not answered")
 	assert.Equal(t, 2, tc.writes.Len("c1"))
 	assert.Empty(t, tc.events(), "the object's event waits for its last copy")
 
@@ -57,7 +56,7 @@ func TestANewerVersionReplacesAQueuedWrite(t *testing.T) {
 	require.NoError(t, tc.Sync(ctx, "ns/a"))
 
 	tc.drain(t, "c1")
-	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions("c1"), "one write, of the newer version")
+	assert.Equal(t, []string{"create"}, members.memberActions("c1"), "one write, of the newer version")
 	got, _ := members.Get("c1", federatedtypes.ByName("configmaps").Resource, "ns", "a")
 	assert.Equal(t, "v2", got.Object["data"].(map[string]any)["k"])
 }
@@ -70,7 +69,7 @@ func TestDeletionWaitsForAMemberWriteUnderWay(t *testing.T) {
 	require.NoError(t, tc.Sync(ctx, "ns/a"))
 	// The object is deleted while a worker writes its copy.
 	deletedDuringTheWrite := false
-	members.clients["c1"].PrependReactor("patch", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
+	members.clients["c1"].PrependReactor("create", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
 		if !deletedDuringTheWrite {
 			deletedDuringTheWrite = true
 			require.NoError(t, tc.indexer.Update(deleting(fed.DeepCopy(), 0)))
@@ -83,9 +82,9 @@ func TestDeletionWaitsForAMemberWriteUnderWay(t *testing.T) {
 	// The write lands; then the deletion removes the copy it left.
 	tc.drain(t, "c1")
 	require.True(t, deletedDuringTheWrite)
-	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType), "delete"}, members.memberActions("c1"))
+	assert.Equal(t, []string{"create", "delete"}, members.memberActions("c1"))
 	require.NoError(t, tc.sync(t, "ns/a"))
-	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType), "delete"}, members.memberActions("c1"))
+	assert.Equal(t, []string{"create", "delete"}, members.memberActions("c1"))
 	var released bool
 	for _, a := range tc.fedClient.Actions() {
 		if a.GetVerb() == "update" {
@@ -99,18 +98,18 @@ func TestOurWriteNotYetInTheCacheIsNotWrittenAgain(t *testing.T) {
 	members := newFakeMembers([]string{"c1"})
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer))
 	require.NoError(t, tc.sync(t, "ns/a"))
-	apply := "patch:" + string(types.ApplyPatchType)
-	require.Equal(t, []string{apply}, members.memberActions("c1"))
+	create := "create"
+	require.Equal(t, []string{create}, members.memberActions("c1"))
 
 	// The member's watch has not brought the copy yet.
 	delete(members.cache["c1"], "ns/a")
 	require.NoError(t, tc.sync(t, "ns/a"))
-	assert.Equal(t, []string{apply}, members.memberActions("c1"), "no second call for our own write")
+	assert.Equal(t, []string{create}, members.memberActions("c1"), "no second call for our own write")
 
 	// Its events came: created, then deleted there by hand.
 	tc.MemberChanged("c1", federatedtypes.ByName("configmaps").Resource, configMapObj("a"))
 	require.NoError(t, tc.sync(t, "ns/a"))
-	assert.Equal(t, []string{apply, "get", apply}, members.memberActions("c1"))
+	assert.Equal(t, []string{create, "get", create}, members.memberActions("c1"))
 	assert.Contains(t, tc.events(), "Normal CreateInCluster Recreated ConfigMap ns/a in cluster c1: it was deleted there")
 }
 
@@ -231,7 +230,7 @@ func TestAnEventWhileWritingIsCheckedOnceTheWriteAnswers(t *testing.T) {
 			if foreign {
 				// The member answers our write with version 2, and its
 				// cache meanwhile holds a later change, 3, by somebody else.
-				members.clients["c1"].PrependReactor("patch", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
+				members.clients["c1"].PrependReactor("create", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
 					ours := appliedCopy(t, configMapObj("a"))
 					ours.SetResourceVersion("2")
 					theirs := ours.DeepCopy()
@@ -241,7 +240,7 @@ func TestAnEventWhileWritingIsCheckedOnceTheWriteAnswers(t *testing.T) {
 				})
 			}
 			// The write is under way when the member's event comes.
-			members.clients["c1"].PrependReactor("patch", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
+			members.clients["c1"].PrependReactor("create", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
 				tc.MemberChanged("c1", federatedtypes.ByName("configmaps").Resource, configMapObj("a"))
 				assert.Zero(t, tc.queue.Len(), "taken for the echo of the write under way")
 				return false, nil, nil

@@ -10,6 +10,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/clusterselector"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
 func clusters(labels ...map[string]string) []*federationv1beta1.Cluster {
@@ -66,6 +67,40 @@ func TestPlacement(t *testing.T) {
 					assert.Equal(t, placed[c.Name], Selected(annotations, c), c.Name)
 				}
 			}
+		})
+	}
+}
+
+func TestNamespaceInLooksUpWhatTheCacheMisses(t *testing.T) {
+	for _, tt := range []struct {
+		name            string
+		cached          bool
+		memberNamespace string // "" absent, "there" or "terminating"
+		nsSelector      map[string]string
+		want            bool
+		wantActions     []string
+	}{
+		{name: "labelled: from the cache", cached: true, want: true},
+		{name: "our label taken off: there", memberNamespace: "there", want: true, wantActions: []string{"get"}},
+		{name: "absent", want: false, wantActions: []string{"get"}},
+		{name: "terminating", memberNamespace: "terminating", want: false, wantActions: []string{"get"}},
+		{name: "the member's own, not selected at the federation", memberNamespace: "there", nsSelector: selectCluster("2"), want: false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			members := newFakeMembers([]string{"c1"})
+			members.usable[0].Labels = map[string]string{"cluster": "1"}
+			if tt.memberNamespace != "" {
+				addMemberNamespace(t, members, "c1", tt.memberNamespace == "terminating")
+			}
+			tc := newTestController(t, federatedtypes.ByName("configmaps"), members)
+			tc.addFederatedNamespace(t, tt.nsSelector)
+			if tt.cached {
+				tc.withNamespaceCache("c1/ns")
+			} else {
+				tc.withNamespaceCache()
+			}
+			assert.Equal(t, tt.want, tc.namespaceIn(t.Context(), "c1", "ns"))
+			assert.Equal(t, tt.wantActions, members.memberActions("c1"))
 		})
 	}
 }

@@ -16,7 +16,6 @@ import (
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
-	"github.com/federation-v1/federation/pkg/membercluster"
 )
 
 // Finalizer holds a federated object until its member copies are handled.
@@ -46,12 +45,12 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	if fed, err = c.ensureFinalizer(ctx, key, fed); fed == nil || err != nil {
 		return err
 	}
-	placed, err := c.placement(fed)
+	placed, err := c.placement(ctx, fed)
 	if err != nil {
 		c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonBadSelector, "%s %s: %v", c.typ.Kind, key, err)
 		return nil
 	}
-	desired, hash, err := Desired(c.typ, fed, c.members.Federation())
+	desired, hash, err := Desired(c.typ, fed, c.members.Federation(), c.members.FederationUID())
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", c.typ.Kind, key, err)
 	}
@@ -87,6 +86,7 @@ func (c *Controller) current(key string) (*unstructured.Unstructured, error) {
 		c.changes.forget(key)
 		c.released.Delete(key)
 		c.writes.Forget(key)
+		c.forgetConflicts(key)
 		return nil, nil
 	}
 	if err != nil {
@@ -117,12 +117,16 @@ func (c *Controller) ensureFinalizer(ctx context.Context, key string, fed *unstr
 }
 
 // placement returns the Ready clusters that should hold a copy of fed.
-func (c *Controller) placement(fed *unstructured.Unstructured) (map[string]bool, error) {
+func (c *Controller) placement(ctx context.Context, fed *unstructured.Unstructured) (map[string]bool, error) {
 	var hasNamespace func(string) bool
 	if c.typ.Namespaced {
 		hasNamespace = func(cluster string) bool {
-			_, ok := c.members.Get(cluster, membercluster.NamespacesResource, "", fed.GetNamespace())
-			return ok
+			// Every member has default, never labelled by us.
+			if fed.GetNamespace() == metav1.NamespaceDefault {
+				return true
+			}
+			// Not in our label-filtered cache is not "not there": look.
+			return c.namespaceIn(ctx, cluster, fed.GetNamespace())
 		}
 	}
 	return Placement(fed.GetAnnotations(), c.members.Clusters(), hasNamespace)
@@ -145,7 +149,14 @@ func (c *Controller) compare(fed *unstructured.Unstructured, placed map[string]b
 	out := memberCopies{hashes: map[string]string{}}
 	objKey := key(fed.GetNamespace(), fed.GetName())
 	for _, cl := range c.members.Clusters() {
+		if c.shared(fed) {
+			// Every member's own: placed, never written.
+			continue
+		}
 		d, h, err := desiredIn(cl.Name)
+		if err == nil {
+			d, h, err = c.keepAdopted(cl.Name, fed, d, h)
+		}
 		if err != nil {
 			return out, fmt.Errorf("%s %s in cluster %s: %w", c.typ.Kind, objKey, cl.Name, err)
 		}

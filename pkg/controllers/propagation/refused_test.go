@@ -124,7 +124,7 @@ func TestTheListOfNeverPropagatedNamespacesIsAnOption(t *testing.T) {
 
 	require.NoError(t, tc.sync(t, "kube-public/a"))
 	tc.mustSync(t, "kube-public/a")
-	assert.Equal(t, []string{"patch:" + string(types.ApplyPatchType)}, members.memberActions("c1"), "narrowed: kube-public travels")
+	assert.Equal(t, []string{"create"}, members.memberActions("c1"), "narrowed: kube-public travels")
 
 	assert.Equal(t, federatedtypes.NeverPropagatedNamespaces(federatedtypes.DefaultNeverPropagatedNamespaces), neverPropagatedSet(nil))
 }

@@ -42,7 +42,7 @@ func deploymentObj() *unstructured.Unstructured {
 
 func TestAMemberThatRejectsGivesAConditionAndAnEvent(t *testing.T) {
 	members := newFakeMembers([]string{"c1", "c2"})
-	members.clients["c1"].PrependReactor("patch", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
+	members.clients["c1"].PrependReactor("create", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewNotFound(federatedtypes.ByName("deployments").Resource.GroupResource(), "d")
 	})
 	tc := newTestController(t, federatedtypes.ByName("deployments"), members, deploymentObj())
@@ -67,11 +67,11 @@ func TestAMemberThatRejectsGivesAConditionAndAnEvent(t *testing.T) {
 	assert.Equal(t, PropagatedCondition, c["type"])
 	assert.Equal(t, ReplicasPlacedCondition, conditions[1].(map[string]any)["type"])
 	assert.Equal(t, "False", c["status"])
-	assert.Contains(t, c["message"], "applying Deployment ns/d in cluster c1")
+	assert.Contains(t, c["message"], "creating Deployment ns/d in cluster c1")
 	_, found, _ := unstructured.NestedInt64(last.Object, "status", "observedGeneration")
 	assert.False(t, found, "not rolled out while a member lacks it")
 	events := tc.events()
-	assert.Contains(t, strings.Join(events, "\n"), "Warning CreateInClusterFailed Applying Deployment ns/d in cluster c1 failed")
+	assert.Contains(t, strings.Join(events, "\n"), "Warning CreateInClusterFailed Creating Deployment ns/d in cluster c1 failed")
 
 	// The same failure again: the lister now holds the written status.
 	require.NoError(t, tc.indexer.Update(last))

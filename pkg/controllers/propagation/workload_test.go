@@ -15,16 +15,22 @@ import (
 	"github.com/federation-v1/federation/pkg/planner/replicaplan"
 )
 
-// appliedReplicas returns spec.replicas of what was applied to a member.
+// appliedReplicas returns spec.replicas of what was first written (created
+// or applied) to a member.
 func appliedReplicas(t *testing.T, members *fakeMembers, cluster string) (int64, string) {
 	t.Helper()
 	for _, a := range members.clients[cluster].Actions() {
-		if p, ok := a.(clienttesting.PatchAction); ok {
-			u := &unstructured.Unstructured{}
-			require.NoError(t, u.UnmarshalJSON(p.GetPatch()))
-			n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
-			return n, u.GetAnnotations()[federationv1beta1.AppliedHashAnnotation]
+		u := &unstructured.Unstructured{}
+		switch a := a.(type) {
+		case clienttesting.PatchAction:
+			require.NoError(t, u.UnmarshalJSON(a.GetPatch()))
+		case clienttesting.CreateAction:
+			u = a.GetObject().(*unstructured.Unstructured)
+		default:
+			continue
 		}
+		n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+		return n, u.GetAnnotations()[federationv1beta1.AppliedHashAnnotation]
 	}
 	t.Fatalf("nothing applied to %s", cluster)
 	return 0, ""

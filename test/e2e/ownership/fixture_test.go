@@ -1,8 +1,14 @@
 package ownership_test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
+	"net/http"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,4 +107,51 @@ func TestOwnership(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) { cases[name](f.in(t)) })
 	}
+}
+
+// metrics returns the /metrics of federation fed's controller manager,
+// read as the plane's admin.
+func (f *fixture) metrics(fed string) (string, error) {
+	client, base, err := f.u.Plane(fed).ControllerManagerClient()
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Get(base + "/metrics")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	return string(body), nil
+}
+
+// writeCounters returns a federation's federation_sync_member_writes_total
+// for cluster by verb.
+func (f *fixture) writeCounters(fed, cluster string) map[string]float64 {
+	f.t.Helper()
+	body, err := f.metrics(fed)
+	require.NoError(f.t, err)
+	out := map[string]float64{}
+	sc := bufio.NewScanner(strings.NewReader(body))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "federation_sync_member_writes_total{") || !strings.Contains(line, `cluster="`+cluster+`"`) {
+			continue
+		}
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		require.NoError(f.t, err, line)
+		i := strings.Index(line, `verb="`)
+		require.GreaterOrEqual(f.t, i, 0, line)
+		verb := line[i+len(`verb="`):]
+		out[verb[:strings.IndexByte(verb, '"')]] += v
+	}
+	return out
 }

@@ -121,7 +121,7 @@ func TestPropagation(t *testing.T) {
 		f.waitAbsent([]string{"cluster2", "cluster3"}, configMaps, "e2e", "placed")
 	})
 
-	t.Run("drift is restored and a pre-existing object adopted", func(t *testing.T) {
+	t.Run("drift is restored and a pre-existing object adopted when asked", func(t *testing.T) {
 		f := f.in(t)
 		ctx := context.Background()
 		pre := &unstructured.Unstructured{}
@@ -133,7 +133,9 @@ func TestPropagation(t *testing.T) {
 		_, err := f.member("cluster3").Resource(configMaps).Namespace("e2e").Create(ctx, pre, metav1.CreateOptions{})
 		require.NoError(t, err)
 
-		f.apply(configMap("e2e", "drift", "", "k: v"))
+		// The member's own object is taken over only because the
+		// federated object asks for it (v1 adopted silently).
+		f.apply(configMap("e2e", "drift", "federation.kubernetes.io/conflict-resolution: adopt", "k: v"))
 		hasData := func(o *unstructured.Unstructured) error {
 			if v, _, _ := unstructured.NestedString(o.Object, "data", "k"); v != "v" {
 				return fmt.Errorf("data.k is %q", v)

@@ -212,11 +212,11 @@ spec:
 		require.NoError(t, err)
 	})
 
-	t.Run("a Job a member already runs is adopted; its pod template, which cannot change, stays without the federation's label", func(t *testing.T) {
+	t.Run("a Job a member already runs is adopted when asked; its pod template, which cannot change, stays without the federation's label", func(t *testing.T) {
 		f := f.in(t)
 		job := `apiVersion: batch/v1
 kind: Job
-metadata: {name: adopted, namespace: e2e}
+metadata: {name: adopted, namespace: e2e, annotations: {%s}}
 spec:
   completions: %d
   parallelism: %d
@@ -225,10 +225,12 @@ spec:
       restartPolicy: Never
       containers: [{name: work, image: busybox}]
 `
-		_, err := f.u.Kubectl().RunWithInput(context.Background(), fmt.Sprintf(job, 1, 1), "--context=cluster1", "apply", "-f", "-")
+		_, err := f.u.Kubectl().RunWithInput(context.Background(), fmt.Sprintf(job, "", 1, 1), "--context=cluster1", "apply", "-f", "-")
 		require.NoError(t, err)
-		// 3 divided over 3: cluster1's share is what it already runs.
-		f.apply(fmt.Sprintf(job, 3, 3))
+		// 3 divided over 3: cluster1's share is what it already runs. The
+		// member's own Job is taken over only because the federated one
+		// asks for it.
+		f.apply(fmt.Sprintf(job, "federation.kubernetes.io/conflict-resolution: adopt", 3, 3))
 		f.waitFed("job", "adopted", `{.status.succeeded} {.status.conditions[?(@.type=="Complete")].status}`, "3 True")
 		podLabel := func(cluster string) (string, bool) {
 			obj, err := f.member(cluster).Resource(jobs).Namespace("e2e").Get(context.Background(), "adopted", metav1.GetOptions{})

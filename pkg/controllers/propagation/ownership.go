@@ -1,0 +1,220 @@
+package propagation
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/membercluster"
+)
+
+// Ownership of member objects. A member object is ours when it carries our
+// federation-name label and our UID label or none (copies written before
+// the UID label existed); another federation's when it carries another
+// name or UID; else the member's own. Another federation's object is never
+// written, deleted or orphaned; the member's own is taken over only when
+// adoption is asked for, and is then marked adopted, so that deleting the
+// federated object gives it back instead of deleting it.
+
+// Event reasons of ownership.
+const (
+	// ReasonConflict: a member holds an object of the federated object's
+	// name that is not ours; it is left alone.
+	ReasonConflict = "ConflictInCluster"
+	// ReasonOrphan: a copy was left to its member instead of deleted.
+	ReasonOrphan = "OrphanInCluster"
+)
+
+// owner says whose a member object is.
+type owner int
+
+const (
+	ownedByUs owner = iota
+	ownedByMember
+	ownedByOther
+)
+
+// ownerOf tells whose a member object is and, for another federation's,
+// names that federation.
+func (c *Controller) ownerOf(obj metav1.Object) (owner, string) {
+	labels := obj.GetLabels()
+	name, uid := labels[federationv1beta1.FederationLabel], labels[federationv1beta1.FederationUIDLabel]
+	ourName, ourUID := c.members.Federation(), c.members.FederationUID()
+	switch {
+	case uid != "" && uid == ourUID && (name == "" || name == ourName):
+		// Ours, even when someone took our name label off: it is put back.
+		return ownedByUs, ""
+	case name == ourName && (uid == "" || ourUID == ""):
+		// Written before copies carried our UID (or ours is not known).
+		return ownedByUs, ""
+	case name == "" && uid == "":
+		return ownedByMember, ""
+	case name == "" || name == ourName:
+		return ownedByOther, fmt.Sprintf("%q with UID %s", name, uid)
+	}
+	return ownedByOther, fmt.Sprintf("%q", name)
+}
+
+// isAdopted reports whether a member copy was the member's before we took
+// it over.
+func isAdopted(obj metav1.Object) bool {
+	return obj.GetAnnotations()[federationv1beta1.AdoptedAnnotation] == "true"
+}
+
+// adoptionAsked reports whether the member's own object of fed's name may
+// be taken over: the federated object says so, or, when it says nothing,
+// the controller manager's default.
+func (c *Controller) adoptionAsked(fed *unstructured.Unstructured) bool {
+	if r := fed.GetAnnotations()[federationv1beta1.ConflictResolutionAnnotation]; r != "" {
+		return r == federationv1beta1.ConflictResolutionAdopt
+	}
+	return c.opts.DefaultConflictResolution == federationv1beta1.ConflictResolutionAdopt
+}
+
+// deletesAdopted reports whether deleting fed deletes its adopted copies
+// too, instead of leaving them to their members.
+func deletesAdopted(fed *unstructured.Unstructured) bool {
+	return fed.GetAnnotations()[federationv1beta1.DeleteAdoptedAnnotation] == "true"
+}
+
+// shared reports whether fed is the Namespace every member has of its own,
+// default: it is placed (objects in it propagate) but never written,
+// owned or deleted in a member.
+func (c *Controller) shared(fed *unstructured.Unstructured) bool {
+	return c.typ.Resource == membercluster.NamespacesResource && fed.GetName() == metav1.NamespaceDefault
+}
+
+// conflict reports a member object of fed's name that is not ours, and
+// returns the error that keeps the copy failed (named in the Propagated
+// condition). The Warning event is told once per member object.
+func (c *Controller) conflict(cluster string, fed *unstructured.Unstructured, theirs metav1.Object, other string) error {
+	objKey := key(fed.GetNamespace(), fed.GetName())
+	msg := fmt.Sprintf("%s in cluster %s belongs to federation %s: left as it is", c.what(objKey), cluster, other)
+	if other == "" {
+		msg = fmt.Sprintf("%s exists in cluster %s and was not created by this federation: left as it is (to adopt it, annotate the federated object %s=%s)",
+			c.what(objKey), cluster, federationv1beta1.ConflictResolutionAnnotation, federationv1beta1.ConflictResolutionAdopt)
+	}
+	if told, ok := c.conflicts.Swap(appliedKey(cluster, objKey), theirs.GetUID()); !ok || told != theirs.GetUID() {
+		c.recorder.Event(fed, corev1.EventTypeWarning, ReasonConflict, msg)
+	}
+	return fmt.Errorf("%s", msg)
+}
+
+// conflictKnown reports whether a conflict was found for the copy of
+// objKey in cluster: its next write reads the member first instead of
+// trying a create that fails again.
+func (c *Controller) conflictKnown(cluster, objKey string) bool {
+	_, ok := c.conflicts.Load(appliedKey(cluster, objKey))
+	return ok
+}
+
+// forgetConflicts forgets the conflicts of an object that is gone.
+func (c *Controller) forgetConflicts(objKey string) {
+	c.conflicts.Range(func(k, _ any) bool {
+		if strings.HasSuffix(k.(string), "/"+objKey) {
+			c.conflicts.Delete(k)
+		}
+		return true
+	})
+}
+
+// keepAdopted returns what a cluster is sent of an object whose copy there
+// was adopted: marked so (the mark is part of its hash). Others go as they
+// are.
+func (c *Controller) keepAdopted(cluster string, fed, desired *unstructured.Unstructured, hash string) (*unstructured.Unstructured, string, error) {
+	objKey := key(fed.GetNamespace(), fed.GetName())
+	adopted := false
+	if cur, ok := c.members.Get(cluster, c.typ.Resource, fed.GetNamespace(), fed.GetName()); ok {
+		o, _ := c.ownerOf(cur)
+		adopted = o == ownedByUs && isAdopted(cur)
+	} else if last, ok := c.applied.get(cluster, objKey); ok {
+		adopted = last.adopted
+	}
+	if !adopted || isAdopted(desired) {
+		return desired, hash, nil
+	}
+	return withAdopted(desired)
+}
+
+// ourCopy is what tells how to let a copy go.
+type copyRef struct {
+	uid     types.UID
+	adopted bool
+}
+
+// ownCopy returns our copy of fed in cluster, or nil when the member holds
+// none of ours (nothing, or an object that is not ours): from the cache,
+// else from what our last write left, else read from the member.
+func (c *Controller) ownCopy(ctx context.Context, cluster string, fed *unstructured.Unstructured) (*copyRef, error) {
+	ns, name := fed.GetNamespace(), fed.GetName()
+	if cur, ok := c.members.Get(cluster, c.typ.Resource, ns, name); ok {
+		if o, _ := c.ownerOf(cur); o != ownedByUs {
+			return nil, nil
+		}
+		return &copyRef{uid: cur.GetUID(), adopted: isAdopted(cur)}, nil
+	}
+	if last, ok := c.applied.get(cluster, key(ns, name)); ok {
+		return &copyRef{uid: last.uid, adopted: last.adopted}, nil
+	}
+	live, err := c.readLive(ctx, cluster, fed)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o, _ := c.ownerOf(live); o != ownedByUs {
+		return nil, nil
+	}
+	return &copyRef{uid: live.GetUID(), adopted: isAdopted(live)}, nil
+}
+
+// memberSelf are the objects a member makes by itself in every namespace:
+// they do not keep the namespace from being deleted.
+var memberSelf = map[string]string{"configmaps": "kube-root-ca.crt", "serviceaccounts": "default"}
+
+// maxNamed bounds the objects named in an event.
+const maxNamed = 10
+
+// foreignObjects lists what a member's namespace holds that is not our
+// copy: another federation's, adopted, or the member's own objects
+// (the member's own defaults and events aside), as resource/name.
+func (c *Controller) foreignObjects(ctx context.Context, cluster, namespace string) ([]string, error) {
+	objs, err := c.members.NamespaceObjects(ctx, cluster, namespace)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, o := range objs {
+		r := o.Resource.Resource
+		if r == "events" || memberSelf[r] == o.Name {
+			continue
+		}
+		if own, _ := c.ownerOf(&o); own == ownedByUs && !isAdopted(&o) {
+			continue
+		}
+		what := r + "/" + o.Name
+		if o.Resource.Group != "" {
+			what = r + "." + o.Resource.Group + "/" + o.Name
+		}
+		out = append(out, what)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// namedList names up to maxNamed objects, then how many more.
+func namedList(names []string) string {
+	if len(names) <= maxNamed {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxNamed], ", "), len(names)-maxNamed)
+}

@@ -1,0 +1,133 @@
+package propagation
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
+)
+
+// strayInterval is how often each controller counts its strays: a count
+// from the caches, so cheap, but nothing needs it sooner.
+const strayInterval = 30 * time.Second
+
+// strayCopies counts, per member and type, the copies of this federation
+// whose federated object is gone (after a restore of an older backup, say).
+// They are never deleted automatically: `kubefed strays` lists them and
+// cleans them on request.
+var strayCopies = metrics.NewGaugeVec(&metrics.GaugeOpts{
+	Namespace: "federation", Name: "stray_copies",
+	Help:           "Member objects labelled as this federation's copies whose federated object does not exist, by cluster and federated type; never deleted automatically (see kubefed strays).",
+	StabilityLevel: metrics.ALPHA,
+}, []string{"cluster", "type"})
+
+func init() {
+	legacyregistry.MustRegister(strayCopies)
+}
+
+// OurCopy reports whether a member object is a copy written by federation
+// name with UID uid: it has our name label, and our UID label or none (a
+// copy written before copies recorded it). An empty uid (not known) takes
+// any. An object another member object controls is not a copy, though it
+// may carry our label: a Deployment's ReplicaSets inherit its template's.
+func OurCopy(obj metav1.Object, name, uid string) bool {
+	l := obj.GetLabels()
+	if l[federationv1beta1.FederationLabel] != name {
+		return false
+	}
+	if got := l[federationv1beta1.FederationUIDLabel]; got != "" && uid != "" && got != uid {
+		return false
+	}
+	return metav1.GetControllerOf(obj) == nil
+}
+
+// federationUID is the UID of this federation when the members know it,
+// or "" (then copies of any UID with our name count as ours).
+func (c *Controller) federationUID() string {
+	if m, ok := c.members.(interface{ FederationUID() string }); ok {
+		return m.FederationUID()
+	}
+	return ""
+}
+
+// strays lists, per usable cluster whose cache of the type has synced, the
+// copies of ours whose federated object is not in the federation's cache.
+func (c *Controller) strays() map[string][]*unstructured.Unstructured {
+	name, uid := c.members.Federation(), c.federationUID()
+	selector := labels.SelectorFromSet(labels.Set{federationv1beta1.FederationLabel: name})
+	out := map[string][]*unstructured.Unstructured{}
+	for _, cl := range c.members.Clusters() {
+		if !c.members.Synced(cl.Name, c.typ.Resource) {
+			continue
+		}
+		var found []*unstructured.Unstructured
+		for _, obj := range c.members.List(cl.Name, c.typ.Resource, metav1.NamespaceAll, selector) {
+			// The federation's own objects in a member (join's token in
+			// federation-system) carry our label but are no copies.
+			if _, never := federatedtypes.NeverPropagatedIn(c.never, c.typ.Resource.GroupResource(), obj.GetNamespace(), obj.GetName()); never || !OurCopy(obj, name, uid) {
+				continue
+			}
+			if _, err := c.get(obj.GetNamespace(), obj.GetName()); apierrors.IsNotFound(err) {
+				found = append(found, obj)
+			}
+		}
+		out[cl.Name] = found
+	}
+	return out
+}
+
+// strayCounter publishes the strays of one controller and logs each once.
+type strayCounter struct {
+	mu sync.Mutex
+	// clusters are those with a published count, to drop when they go.
+	clusters sets.Set[string]
+	// logged are the strays told, by cluster/namespace/name/uid.
+	logged sets.Set[string]
+}
+
+// countStrays publishes the controller's strays every strayInterval until
+// ctx ends. It reads caches only and writes nothing anywhere.
+func (c *Controller) countStrays(ctx context.Context) {
+	sc := &strayCounter{clusters: sets.New[string](), logged: sets.New[string]()}
+	wait.UntilWithContext(ctx, func(ctx context.Context) { sc.publish(ctx, c.typ.Name, c.strays()) }, strayInterval)
+}
+
+// publish sets the gauge of each cluster in strays, drops those of
+// clusters no longer counted, and logs new strays at -v=2.
+func (sc *strayCounter) publish(ctx context.Context, typ string, strays map[string][]*unstructured.Unstructured) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	logger := klog.FromContext(ctx)
+	seen := sets.New[string]()
+	for cluster, objs := range strays {
+		strayCopies.WithLabelValues(cluster, typ).Set(float64(len(objs)))
+		for _, obj := range objs {
+			id := cluster + "/" + obj.GetNamespace() + "/" + obj.GetName() + "/" + string(obj.GetUID())
+			seen.Insert(id)
+			if !sc.logged.Has(id) {
+				logger.V(2).Info("Stray copy: its federated object does not exist; left in place (kubefed strays lists and cleans strays)",
+					"cluster", cluster, "namespace", obj.GetNamespace(), "name", obj.GetName())
+			}
+		}
+	}
+	for cluster := range sc.clusters {
+		if _, ok := strays[cluster]; !ok {
+			strayCopies.DeleteLabelValues(cluster, typ)
+		}
+	}
+	sc.clusters = sets.KeySet(strays)
+	// A stray that went and comes back is told again.
+	sc.logged = seen
+}

@@ -1,0 +1,120 @@
+package propagation
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-base/metrics/testutil"
+	"k8s.io/utils/ptr"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
+)
+
+// listingMembers lists the fake members' cached copies, and knows the
+// federation's UID.
+type listingMembers struct {
+	*fakeMembers
+	uid string
+}
+
+func (m listingMembers) FederationUID() string { return m.uid }
+
+func (m listingMembers) List(cluster string, _ schema.GroupVersionResource, ns string, sel labels.Selector) []*unstructured.Unstructured {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*unstructured.Unstructured
+	for _, o := range m.cache[cluster] {
+		if (ns == "" || o.GetNamespace() == ns) && sel.Matches(labels.Set(o.GetLabels())) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// memberCopy is a ConfigMap in a member labelled with federation fed and
+// the given UID label ("" for none).
+func memberCopy(name, uid string) *unstructured.Unstructured {
+	o := configMapObj(name)
+	l := map[string]string{federationv1beta1.FederationLabel: "fed"}
+	if uid != "" {
+		l[federationv1beta1.FederationUIDLabel] = uid
+	}
+	o.SetLabels(l)
+	o.SetUID(types.UID("uid-" + name))
+	return o
+}
+
+func strayNames(objs []*unstructured.Unstructured) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.GetName())
+	}
+	return out
+}
+
+func TestStraysAreOurCopiesWithoutAFederatedObject(t *testing.T) {
+	fm := newFakeMembers([]string{"c1", "c2"}, "down")
+	members := listingMembers{fakeMembers: fm, uid: "our-uid"}
+	tc := newTestController(t, federatedtypes.ByName("configmaps"), fm, configMapObj("kept"))
+	tc.Controller.members = members
+
+	fm.put("c1", memberCopy("kept", "our-uid"))         // its federated object exists
+	fm.put("c1", memberCopy("after-backup", "our-uid")) // a stray
+	fm.put("c1", memberCopy("old-copy", ""))            // a stray written before the UID label
+	fm.put("c1", memberCopy("theirs", "other-uid"))     // another federation's of our name
+	owned := memberCopy("owned", "our-uid")             // made by a member Deployment, say
+	owned.SetOwnerReferences([]metav1.OwnerReference{{Name: "d", UID: "d", Controller: ptr.To(true)}})
+	fm.put("c1", owned)
+	fm.put("c2", memberCopy("after-backup", "our-uid"))
+	fm.put("down", memberCopy("after-backup", "our-uid")) // not usable: not counted
+
+	strays := tc.strays()
+	assert.ElementsMatch(t, []string{"after-backup", "old-copy"}, strayNames(strays["c1"]))
+	assert.ElementsMatch(t, []string{"after-backup"}, strayNames(strays["c2"]))
+	assert.NotContains(t, strays, "down")
+
+	fm.unsynced = []string{"c2"}
+	assert.NotContains(t, tc.strays(), "c2", "an unsynced cache proves nothing")
+}
+
+func TestStrayGaugeFollowsTheClusters(t *testing.T) {
+	sc := &strayCounter{}
+	ctx := context.Background()
+	sc.publish(ctx, "test-type", map[string][]*unstructured.Unstructured{
+		"c1": {memberCopy("a", ""), memberCopy("b", "")},
+		"c2": nil,
+	})
+	assert.Equal(t, 2.0, gauge(t, "c1"))
+	assert.Equal(t, 0.0, gauge(t, "c2"))
+	assert.True(t, sc.logged.Has("c1/ns/a/uid-a"))
+
+	sc.publish(ctx, "test-type", map[string][]*unstructured.Unstructured{"c1": {memberCopy("a", "")}})
+	assert.Equal(t, 1.0, gauge(t, "c1"))
+	_, err := strayCopies.GetMetricWithLabelValues("c2", "test-type")
+	require.NoError(t, err)
+	assert.False(t, sc.clusters.Has("c2"), "a cluster gone from the count is dropped")
+	assert.False(t, sc.logged.Has("c1/ns/b/uid-b"), "a stray that went is forgotten")
+}
+
+func gauge(t *testing.T, cluster string) float64 {
+	t.Helper()
+	v, err := testutil.GetGaugeMetricValue(strayCopies.WithLabelValues(cluster, "test-type"))
+	require.NoError(t, err)
+	return v
+}
+
+func TestOurCopy(t *testing.T) {
+	assert.True(t, OurCopy(memberCopy("a", "u"), "fed", "u"))
+	assert.True(t, OurCopy(memberCopy("a", ""), "fed", "u"), "copies from before the UID label")
+	assert.True(t, OurCopy(memberCopy("a", "x"), "fed", ""), "our UID not known")
+	assert.False(t, OurCopy(memberCopy("a", "x"), "fed", "u"))
+	assert.False(t, OurCopy(memberCopy("a", "u"), "other", "u"))
+}
