@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/mod/modfile"
 )
@@ -149,8 +150,16 @@ func ensureTool(ctx context.Context, root, cache string, t tool, logf func(strin
 	args := append([]string{"build", "-ldflags=-s -w", "-o", out}, t.packages...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = modDir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building %s %s in %s: %w\n%s", t.dir, version, modDir, err, out)
+	// Kubernetes takes about ten minutes to build: say it is still going.
+	stop := every(progressInterval, func(elapsed time.Duration) {
+		if logf != nil {
+			logf("still building %s %s (%s so far)", t.dir, version, elapsed.Round(time.Second))
+		}
+	})
+	output, err := cmd.CombinedOutput()
+	stop()
+	if err != nil {
+		return "", fmt.Errorf("building %s %s in %s: %w\n%s", t.dir, version, modDir, err, output)
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return "", err
@@ -159,6 +168,33 @@ func ensureTool(ctx context.Context, root, cache string, t tool, logf func(strin
 }
 
 // binaryName is the file go build writes for a main package.
+// progressInterval is how often a long build says it is still going.
+const progressInterval = 30 * time.Second
+
+// every calls tick with the time elapsed, every interval, until the
+// returned stop is called; stop waits for a tick under way.
+func every(interval time.Duration, tick func(elapsed time.Duration)) (stop func()) {
+	start := time.Now()
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				tick(time.Since(start))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
 func binaryName(pkg string) string {
 	base := filepath.Base(pkg)
 	if base == "v3" { // go.etcd.io/etcd/server/v3

@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,4 +30,32 @@ func TestEnsureToolNamesTheBinary(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotZero(t, info.Mode()&0o111, "etcd is executable")
 	assert.True(t, haveAll(dir, tools[0].packages), "a second call finds it cached")
+}
+
+// A long build says it is still going, with the time so far, until it
+// ends: stop returns once the ticker's goroutine has ended, so nothing is
+// said after.
+func TestEveryTicksUntilStopped(t *testing.T) {
+	var mu sync.Mutex
+	var ticks []time.Duration
+	stop := every(5*time.Millisecond, func(elapsed time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		ticks = append(ticks, elapsed)
+	})
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(ticks) >= 3
+	}, 5*time.Second, time.Millisecond)
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("stop did not return")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Less(t, ticks[0], ticks[len(ticks)-1], "the elapsed time grows")
 }
