@@ -7,6 +7,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -246,4 +248,26 @@ func (u *User) RestartControllerManager(name string, flags ...string) string {
 	require.NoError(u.T, localprocess.WaitFor(context.Background(), 90*time.Second, "the restarted controller manager's /healthz", p,
 		func() error { return httpprobe.GetOK(context.Background(), "https://"+address+"/healthz") }))
 	return p.Log
+}
+
+// ControllerManagerMetrics returns the /metrics of the local federation
+// name's controller manager, read over HTTPS as the plane's admin.
+func (u *User) ControllerManagerMetrics(name string) (string, error) {
+	client, base, err := u.Plane(name).ControllerManagerClient()
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Get(base + "/metrics")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s/metrics: %s", base, resp.Status)
+	}
+	return string(body), nil
 }

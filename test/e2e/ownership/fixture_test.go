@@ -3,9 +3,6 @@ package ownership_test
 import (
 	"bufio"
 	"context"
-	"fmt"
-	"io"
-	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,33 +106,11 @@ func TestOwnership(t *testing.T) {
 	}
 }
 
-// metrics returns the /metrics of federation fed's controller manager,
-// read as the plane's admin.
-func (f *fixture) metrics(fed string) (string, error) {
-	client, base, err := f.u.Plane(fed).ControllerManagerClient()
-	if err != nil {
-		return "", err
-	}
-	resp, err := client.Get(base + "/metrics")
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET /metrics: %s", resp.Status)
-	}
-	return string(body), nil
-}
-
 // writeCounters returns a federation's federation_sync_member_writes_total
 // for cluster by verb.
 func (f *fixture) writeCounters(fed, cluster string) map[string]float64 {
 	f.t.Helper()
-	body, err := f.metrics(fed)
+	body, err := f.u.ControllerManagerMetrics(fed)
 	require.NoError(f.t, err)
 	out := map[string]float64{}
 	sc := bufio.NewScanner(strings.NewReader(body))

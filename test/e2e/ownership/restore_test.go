@@ -108,7 +108,7 @@ data: {made: after the backup}
 	}))
 
 	require.NoError(t, poll.Until(ctx, 2*time.Minute, "federation_stray_copies of after-backup", func(context.Context) error {
-		metrics, err := f.metrics("fed")
+		metrics, err := f.u.ControllerManagerMetrics("fed")
 		if err != nil {
 			return err
 		}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -155,14 +154,9 @@ func hasAnnotation(key, value string) func(*unstructured.Unstructured) error {
 // metrics returns the controller manager's /metrics.
 func (f *fixture) metrics() string {
 	f.t.Helper()
-	client, base, err := f.u.Plane("fed").ControllerManagerClient()
+	body, err := f.u.ControllerManagerMetrics("fed")
 	require.NoError(f.t, err)
-	resp, err := client.Get(base + "/metrics")
-	require.NoError(f.t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(f.t, err)
-	return string(body)
+	return body
 }
 
 // memberWrites sums federation_sync_member_writes_total on the controller
