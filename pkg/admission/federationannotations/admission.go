@@ -22,6 +22,7 @@ import (
 	"k8s.io/apiserver/pkg/admission/initializer"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/clusterselector"
 	"github.com/federation-v1/federation/pkg/replicapreferences"
 )
@@ -108,6 +109,14 @@ func Validate(gr schema.GroupResource, annotations map[string]string) field.Erro
 		if _, err := clusterselector.Parse(value); err != nil {
 			errs = append(errs, field.Invalid(path.Key(clusterselector.Annotation), value, err.Error()))
 		}
+	}
+	if value, ok := annotations[federationv1beta1.ConflictResolutionAnnotation]; ok &&
+		value != federationv1beta1.ConflictResolutionAbort && value != federationv1beta1.ConflictResolutionAdopt {
+		errs = append(errs, field.NotSupported(path.Key(federationv1beta1.ConflictResolutionAnnotation), value,
+			[]string{federationv1beta1.ConflictResolutionAbort, federationv1beta1.ConflictResolutionAdopt}))
+	}
+	if value, ok := annotations[federationv1beta1.DeleteAdoptedAnnotation]; ok && value != "true" && value != "false" {
+		errs = append(errs, field.NotSupported(path.Key(federationv1beta1.DeleteAdoptedAnnotation), value, []string{"true", "false"}))
 	}
 	if key, ok := preferencesAnnotations[gr]; ok {
 		if value, ok := annotations[key]; ok {

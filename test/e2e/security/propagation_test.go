@@ -20,6 +20,7 @@ import (
 func init() {
 	attacks["workloads: a Deployment in kube-system never reaches the member"] = workloadsInKubeSystem
 	attacks["preferences: weights above 2^31-1 are refused"] = preferencesHugeWeights
+	attacks["ownership: an unknown conflict resolution is refused"] = ownershipBadAnnotations
 	attacks["dns: a tenant cannot write service-ingresses"] = dnsTenantIngresses
 	attacks["dns: a Service in federation-system gets no records"] = dnsFederationSystemService
 }
@@ -173,6 +174,26 @@ func preferencesHugeWeights(f *fixture) {
 	out, err = f.applyAs(tenant, workloadManifest(tenantNamespace, name, prefs("2147483647"), ""))
 	require.NoError(f.t, err, out)
 	f.waitMemberDeployment(tenantNamespace, name, 1)
+}
+
+// ownershipBadAnnotations: a misspelt conflict-resolution or
+// delete-adopted-copies would silently mean the default; it is refused
+// with a 422 naming the annotation, and nothing is stored.
+func ownershipBadAnnotations(f *fixture) {
+	for key, value := range map[string]string{
+		federationv1beta1.ConflictResolutionAnnotation: "adpot",
+		federationv1beta1.DeleteAdoptedAnnotation:      "yes",
+	} {
+		manifest := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sec-owned\n  namespace: %s\n  annotations: {%s: %q}\ndata: {k: v}\n",
+			tenantNamespace, key, value)
+		out, err := f.applyAs(tenant, manifest)
+		require.Error(f.t, err, out)
+		assert.ErrorContains(f.t, err, "is invalid")
+		assert.ErrorContains(f.t, err, fmt.Sprintf("metadata.annotations[%s]: Unsupported value: %q", key, value))
+		out, err = f.as(tenant, "get", "configmap", "sec-owned", "-n", tenantNamespace)
+		require.Error(f.t, err, out)
+		assert.ErrorContains(f.t, err, "NotFound")
+	}
 }
 
 // lookup asks server for the A records of name; it returns the response
