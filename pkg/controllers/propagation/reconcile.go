@@ -42,6 +42,10 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	if fed.GetDeletionTimestamp() != nil {
 		return c.deleting(ctx, fed)
 	}
+	if federatedtypes.Local(fed) {
+		c.keepLocal(key, fed)
+		return nil
+	}
 	if fed, err = c.ensureFinalizer(ctx, key, fed); fed == nil || err != nil {
 		return err
 	}

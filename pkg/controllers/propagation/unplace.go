@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/federation-v1/federation/pkg/clusterselector"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
 // unplaceRecheck is how soon an object whose unplace was prevented is
@@ -66,6 +67,9 @@ func (c *Controller) unselected(ctx context.Context, cluster string, fed *unstru
 		return false, "the federated object is being deleted", nil
 	case err != nil:
 		return false, "", fmt.Errorf("reading %s: %w", c.what(key(fed.GetNamespace(), fed.GetName())), err)
+	}
+	if federatedtypes.Local(live) {
+		return true, "", nil
 	}
 	cl := c.usableCluster(cluster)
 	if cl == nil {

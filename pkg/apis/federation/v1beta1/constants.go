@@ -37,6 +37,12 @@ const (
 	ServiceIngressesAnnotation = "federation.kubernetes.io/service-ingresses"
 )
 
+// LocalLabel ("true") on a federated object keeps it at the federation:
+// it is never propagated, and copies made before it was set are removed as
+// from clusters that no longer select it. The federation's own bookkeeping
+// carries it (the ReplicaSets of a Deployment's revision history).
+const LocalLabel = "federation.kubernetes.io/local"
+
 // Annotations written by users (v1's names).
 const (
 	// ClusterSelectorAnnotation chooses the clusters of an object by their
