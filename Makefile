@@ -11,16 +11,19 @@ DEMO_DIR  ?= $(CURDIR)/.run/demo
 # The e2e suites start real clusters: keep one package at a time on small machines.
 TEST_FLAGS ?= -count=1 -p 1 -timeout 50m
 
-.PHONY: help build tools test test-unit lint bench bench-apiserver bench-dns run stop up down demo demo-down clean distclean
+.PHONY: help build tools test test-unit conformance lint bench bench-apiserver bench-dns run stop up down demo demo-down clean distclean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+# The federation's version in every binary (pkg/version): git describe, commit, build date.
+VERSION_LDFLAGS := $(shell hack/version-ldflags.sh)
 
 build: ## build every binary of the project into bin/
-	$(GO) build -o bin/ ./federation-apiserver ./federation-controller-manager ./kubefed ./test/cmd/memberenv
-	$(GO) build -o bin/federation-dns ./dns
+	$(GO) build -ldflags "$(VERSION_LDFLAGS)" -o bin/ ./federation-apiserver ./federation-controller-manager ./kubefed ./test/cmd/memberenv
+	$(GO) build -ldflags "$(VERSION_LDFLAGS)" -o bin/federation-dns ./dns
 
-tools: build ## build (once) and cache etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
+tools: build ## build (once) and cache etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok and helm
 	bin/memberenv build
 
 # Packages whose workers share state: their unit tests also run under the
@@ -33,6 +36,11 @@ test: lint tools ## lint, then the whole suite: unit (the concurrent packages al
 
 test-unit: ## run only the fast tests (no clusters)
 	$(GO) test -count=1 -short ./...
+
+# make conformance FOCUS='<ginkgo regexp>' runs other conformance tests
+# instead, printing how each fares without judging them.
+conformance: tools ## Kubernetes' conformance tests for the served types (e2e.test built once) against a federation with 3 members
+	CONFORMANCE_FOCUS='$(FOCUS)' $(GO) test -count=1 -timeout 40m -v -run '^TestConformance' ./test/e2e/conformance/
 
 # make bench: member cluster counts, one federation each (1,3,6,10), and the
 # scenarios (burst,delete,steady,deployments).

@@ -14,14 +14,19 @@ import (
 	"github.com/federation-v1/federation/pkg/apiserver"
 	"github.com/federation-v1/federation/pkg/generated/clientset/versioned"
 	federationinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
+	fedversion "github.com/federation-v1/federation/pkg/version"
 )
 
 // kubernetesVersion is the Kubernetes version whose API this server serves.
-const kubernetesVersion = "1.36.3"
+const kubernetesVersion = fedversion.Kubernetes
 
 // Config turns completed, validated options into the server configuration.
 func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.selfSignedCert(); err != nil {
+		return nil, err
+	}
+	serviceRange, err := o.serviceClusterIPRange()
+	if err != nil {
 		return nil, err
 	}
 	version := apiserver.NewEffectiveVersion(kubernetesVersion)
@@ -71,10 +76,11 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		return nil, fmt.Errorf("configuring admission: %w", err)
 	}
 	return &apiserver.Config{
-		GenericConfig:       generic,
-		EventTTL:            o.EventTTL,
-		Informers:           factoryInformers,
-		FederationInformers: federationInformers,
-		RuleResolver:        ruleResolver,
+		GenericConfig:         generic,
+		EventTTL:              o.EventTTL,
+		ServiceClusterIPRange: serviceRange,
+		Informers:             factoryInformers,
+		FederationInformers:   federationInformers,
+		RuleResolver:          ruleResolver,
 	}, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/federation-v1/federation/pkg/apiserver"
 	"github.com/federation-v1/federation/pkg/embeddedetcd"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
+	servicestore "github.com/federation-v1/federation/pkg/registry/core/service/storage"
 )
 
 // Options are the command-line options of federation-apiserver.
@@ -52,6 +53,9 @@ type Options struct {
 	EmbeddedEtcdClientTLS embeddedetcd.ClientTLS
 	// EventTTL is how long events are kept.
 	EventTTL time.Duration
+	// ServiceClusterIPRange is the CIDR of the federation's virtual
+	// cluster IPs, the first of which is default/kubernetes'.
+	ServiceClusterIPRange string
 }
 
 // NewOptions returns the default options.
@@ -65,6 +69,8 @@ func NewOptions() *Options {
 		Authentication: apiserver.AuthenticationConfig{Anonymous: true},
 		Authorization:  apiserver.AuthorizationConfig{Mode: apiserver.ModeRBAC},
 		EventTTL:       time.Hour,
+		// The federation's, never a member's: see servicestore.DefaultClusterIPRange.
+		ServiceClusterIPRange: servicestore.DefaultClusterIPRange,
 	}
 	o.SecureServing.BindPort = 6443
 	o.SecureServing.ServerCert.PairName = "federation-apiserver"
@@ -108,6 +114,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.EmbeddedEtcdClientTLS.CAFile, "embedded-etcd-client-ca-file", o.EmbeddedEtcdClientTLS.CAFile,
 		"PEM bundle of the CAs whose client certificates --embedded-etcd-client-port accepts; clients without one are refused.")
 	fs.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "How long events are kept.")
+	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange,
+		"CIDR of the federation's virtual cluster IPs, one per federated Service (not headless or ExternalName), never propagated: each member allocates its own. Its first address is the Service default/kubernetes'. The default, RFC 2544's benchmarking block, is no cluster installer's service range, so a federation address is never mistaken for a member's. Single-stack, at most 20 host bits.")
 }
 
 // EmbeddedEtcd reports whether the server runs its own etcd.
@@ -161,6 +169,9 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.validateEmbeddedEtcdClientTLS()...)
 	if o.EventTTL <= 0 {
 		errs = append(errs, fmt.Errorf("--event-ttl must be positive, got %s", o.EventTTL))
+	}
+	if _, err := o.serviceClusterIPRange(); err != nil {
+		errs = append(errs, err)
 	}
 	return utilerrors.NewAggregate(errs)
 }

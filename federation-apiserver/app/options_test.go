@@ -20,6 +20,10 @@ func TestOptionsCompleteAndValidate(t *testing.T) {
 		{name: "no data dir for embedded etcd", mutate: func(o *Options) { o.DataDir = "" }, wantErr: "--data-dir"},
 		{name: "bad event TTL", mutate: func(o *Options) { o.EventTTL = -time.Second }, wantErr: "--event-ttl"},
 		{name: "bad port", mutate: func(o *Options) { o.SecureServing.BindPort = 70000 }, wantErr: "secure-port"},
+		{name: "service range not a CIDR", mutate: func(o *Options) { o.ServiceClusterIPRange = "198.18.0.1" }, wantErr: `--service-cluster-ip-range "198.18.0.1": not a CIDR`},
+		{name: "service range too large", mutate: func(o *Options) { o.ServiceClusterIPRange = "10.0.0.0/8" }, wantErr: "--service-cluster-ip-range 10.0.0.0/8: must have 2 to 20 host bits"},
+		{name: "service range too small", mutate: func(o *Options) { o.ServiceClusterIPRange = "198.18.0.0/31" }, wantErr: "--service-cluster-ip-range 198.18.0.0/31"},
+		{name: "IPv6 service range", mutate: func(o *Options) { o.ServiceClusterIPRange = "fd00:fed::/112" }},
 		{name: "unknown admission plugin", mutate: func(o *Options) { o.Admission.EnablePlugins = []string{"NoSuchPlugin"} }, wantErr: "NoSuchPlugin"},
 	}
 	for _, c := range cases {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/federation-v1/federation/pkg/embeddedetcd"
+	"github.com/federation-v1/federation/pkg/version"
 )
 
 // NewCommand returns the federation-apiserver command, which runs until ctx
@@ -33,6 +34,7 @@ func NewCommand(ctx context.Context) *cobra.Command {
 	}
 	cmd.SetContext(ctx)
 	o.AddFlags(cmd.Flags())
+	version.AddFlag(cmd)
 	return cmd
 }
 

@@ -15,6 +15,7 @@ import (
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/capacity"
 	"github.com/federation-v1/federation/pkg/controllers/cluster"
+	"github.com/federation-v1/federation/pkg/controllers/deploymenthistory"
 	"github.com/federation-v1/federation/pkg/controllers/propagation"
 	"github.com/federation-v1/federation/pkg/controllers/servicedns"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
@@ -36,7 +37,10 @@ type ControllerContext struct {
 	SystemInformers kubeinformers.SharedInformerFactory
 	// KubeInformers watch the federated Kubernetes objects in every namespace.
 	KubeInformers kubeinformers.SharedInformerFactory
-	Recorder      record.EventRecorder
+	// TombstoneInformers watch the tombstones of deleted federated objects
+	// (ConfigMaps in federation-system, propagation.TombstoneSelector).
+	TombstoneInformers kubeinformers.SharedInformerFactory
+	Recorder           record.EventRecorder
 	// FedDynamic and DynamicInformers reach every federated type.
 	FedDynamic       dynamic.Interface
 	DynamicInformers dynamicinformer.DynamicSharedInformerFactory
@@ -110,6 +114,15 @@ var controllers = map[string]initFunc{
 		return c.Run, nil
 	},
 	servicedns.Name: startServiceDNS,
+	// Deployments' revision history at the federation (kubectl rollout
+	// history/undo, the rollback subresource, Helm's --wait).
+	deploymenthistory.Name: func(_ context.Context, cc *ControllerContext) (func(context.Context) error, error) {
+		c, err := deploymenthistory.New(cc.KubeClient, cc.KubeInformers.Apps().V1().Deployments(), resync, cc.Recorder, 4)
+		if err != nil {
+			return nil, err
+		}
+		return c.Run, nil
+	},
 }
 
 func init() {
@@ -127,6 +140,9 @@ func propagationInit(a *federatedtypes.Type) initFunc {
 		}
 		c, err := propagation.New(a, cc.FedDynamic, cc.DynamicInformers.ForResource(a.Resource), members, cc.Recorder, cc.Options.Propagation)
 		if err != nil {
+			return nil, err
+		}
+		if err := c.WatchTombstones(cc.TombstoneInformers.Core().V1().ConfigMaps()); err != nil {
 			return nil, err
 		}
 		if a.Replicas != nil {

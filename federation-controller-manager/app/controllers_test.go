@@ -3,7 +3,9 @@ package app
 import (
 	"testing"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
@@ -31,7 +33,20 @@ func TestSyncOptionsAreValidated(t *testing.T) {
 	o.Kubeconfig = "x"
 	o.FederationName = "not a label value!"
 	o.Propagation.Workers = 0
+	o.Propagation.LocalSecretTypes = []string{"helm.sh/release.v1", ""}
 	err := o.Validate()
 	assert.ErrorContains(t, err, "--federation-name")
 	assert.ErrorContains(t, err, "--concurrent-object-syncs")
+	assert.ErrorContains(t, err, "--local-secret-types: a Secret type must not be empty")
+}
+
+func TestLocalSecretTypesFlag(t *testing.T) {
+	o := NewOptions()
+	assert.Equal(t, []string{"helm.sh/release.v1"}, o.Propagation.LocalSecretTypes, "Helm's releases stay by default")
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	require.NoError(t, fs.Parse([]string{"--local-secret-types="}))
+	assert.Equal(t, []string{}, o.Propagation.LocalSecretTypes, "empty: none (nil would mean the default)")
+	require.NoError(t, fs.Parse([]string{"--local-secret-types=helm.sh/release.v1,example.com/mine"}))
+	assert.Equal(t, []string{"helm.sh/release.v1", "example.com/mine"}, o.Propagation.LocalSecretTypes)
 }

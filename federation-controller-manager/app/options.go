@@ -80,6 +80,7 @@ func NewOptions() *Options {
 			UnschedulableWindow:       time.Minute,
 			NeverPropagatedNamespaces: append([]string(nil), federatedtypes.DefaultNeverPropagatedNamespaces...),
 			DefaultConflictResolution: federationv1beta1.ConflictResolutionAbort,
+			LocalSecretTypes:          append([]string(nil), federatedtypes.DefaultLocalSecretTypes...),
 		},
 	}
 }
@@ -104,6 +105,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Propagation.UnschedulableWindow, "unschedulable-pod-window", o.Propagation.UnschedulableWindow, "how long pods of a federated Deployment, ReplicaSet or Job may stay unschedulable in a member before its capacity there is lowered and the surplus re-planned onto other clusters (the estimate holds for 5 times this)")
 	fs.StringSliceVar(&o.Propagation.NeverPropagatedNamespaces, "never-propagated-namespaces", o.Propagation.NeverPropagatedNamespaces, "namespaces whose objects, and the federated Namespaces of those names, are never propagated to member clusters, with a NotPropagated event; federation-system, the federation's own, is always one of them (silently)")
 	fs.StringVar(&o.Propagation.DefaultConflictResolution, "default-conflict-resolution", o.Propagation.DefaultConflictResolution, "what to do with a member object of a federated object's name that this federation did not create, unless the federated object's "+federationv1beta1.ConflictResolutionAnnotation+" annotation says: abort (leave it, report the conflict) or adopt (take it over, as Federation v1 did)")
+	fs.StringSliceVar(&o.Propagation.LocalSecretTypes, "local-secret-types", o.Propagation.LocalSecretTypes, "types of the Secrets that stay at the federation and are never propagated, as those labelled "+federationv1beta1.LocalLabel+"=true (the default keeps Helm v3's release records out of the members); empty for none")
 	fs.StringVar(&o.FederationName, "federation-name", o.FederationName, "name of the federation, as in its DNS names (SERVICE.NAMESPACE.FEDERATION.svc.ZONE) and in the "+membercluster.FederationLabel+" label on member copies")
 	fs.StringVar(&o.DNS.Provider, "dns-provider", o.DNS.Provider, "DNS provider of the service DNS records: coredns")
 	fs.StringVar(&o.DNS.ProviderConfig, "dns-provider-config", o.DNS.ProviderConfig, "coredns-provider.conf (v1 format: etcd-endpoints, zones, coredns-endpoints); without it the service-dns controller does not run")
@@ -139,6 +141,11 @@ func (o *Options) Validate() error {
 	for _, ns := range o.Propagation.NeverPropagatedNamespaces {
 		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
 			errs = append(errs, fmt.Errorf("--never-propagated-namespaces: %q is not a namespace name: %s", ns, msgs[0]))
+		}
+	}
+	for _, t := range o.Propagation.LocalSecretTypes {
+		if t == "" {
+			errs = append(errs, errors.New("--local-secret-types: a Secret type must not be empty"))
 		}
 	}
 	if o.Propagation.Workers < 1 || o.Propagation.MemberTimeout <= 0 || o.Propagation.DeletionWait < 0 {

@@ -22,10 +22,13 @@ import (
 	_ "k8s.io/component-base/metrics/prometheus/workqueue"
 	"k8s.io/klog/v2"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation"
 	"github.com/federation-v1/federation/pkg/generated/clientset/versioned"
 	fedscheme "github.com/federation-v1/federation/pkg/generated/clientset/versioned/scheme"
 	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
 	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/tombstone"
+	"github.com/federation-v1/federation/pkg/version"
 )
 
 // component names the controller manager in events and user agents.
@@ -54,6 +57,7 @@ func NewCommand() *cobra.Command {
 	fs := cmd.Flags()
 	o.AddFlags(fs)
 	globalflag.AddGlobalFlags(fs, component)
+	version.AddFlag(cmd)
 	return cmd
 }
 
@@ -93,13 +97,15 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	logger.Info("Federation identity", "name", o.FederationName, "uid", uid)
 	cc := &ControllerContext{
-		FederationUID:    uid,
-		Options:          o,
-		FedClient:        fedClient,
-		KubeClient:       kubeClient,
-		FedInformers:     fedinformers.NewSharedInformerFactory(fedClient, 0),
-		SystemInformers:  kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0, kubeinformers.WithNamespace(membercluster.SecretNamespace)),
-		KubeInformers:    kubeinformers.NewSharedInformerFactory(kubeClient, resync),
+		FederationUID:   uid,
+		Options:         o,
+		FedClient:       fedClient,
+		KubeClient:      kubeClient,
+		FedInformers:    fedinformers.NewSharedInformerFactory(fedClient, 0),
+		SystemInformers: kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0, kubeinformers.WithNamespace(membercluster.SecretNamespace)),
+		KubeInformers:   kubeinformers.NewSharedInformerFactory(kubeClient, resync),
+		TombstoneInformers: kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0,
+			kubeinformers.WithNamespace(tombstone.Namespace), kubeinformers.WithTweakListOptions(propagation.TombstoneSelector)),
 		FedDynamic:       fedDynamic,
 		DynamicInformers: dynamicinformer.NewDynamicSharedInformerFactory(fedDynamic, 0),
 		Recorder:         broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: component}),
@@ -124,10 +130,12 @@ func Run(ctx context.Context, o *Options) error {
 	cc.FedInformers.Start(ctx.Done())
 	cc.SystemInformers.Start(ctx.Done())
 	cc.KubeInformers.Start(ctx.Done())
+	cc.TombstoneInformers.Start(ctx.Done())
 	cc.DynamicInformers.Start(ctx.Done())
 	defer cc.FedInformers.Shutdown()
 	defer cc.SystemInformers.Shutdown()
 	defer cc.KubeInformers.Shutdown()
+	defer cc.TombstoneInformers.Shutdown()
 	defer cc.DynamicInformers.Shutdown()
 
 	errs := make(chan error, len(runs)+1)

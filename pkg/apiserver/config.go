@@ -6,14 +6,17 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"net"
 	"time"
 
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/informers"
 	rbacrest "k8s.io/kubernetes/pkg/registry/rbac/rest"
+	netutils "k8s.io/utils/net"
 
 	federationinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
+	servicestore "github.com/federation-v1/federation/pkg/registry/core/service/storage"
 )
 
 // Config is the configuration of the federation API server.
@@ -23,6 +26,9 @@ type Config struct {
 	GenericConfig *genericapiserver.RecommendedConfig
 	// EventTTL is how long events are kept.
 	EventTTL time.Duration
+	// ServiceClusterIPRange is where federated Services get their virtual
+	// cluster IPs from; its first address is default/kubernetes'.
+	ServiceClusterIPRange *net.IPNet
 	// Informers watch this server through its loopback client for the
 	// admission plugins (NamespaceLifecycle); they start once it serves.
 	Informers informers.SharedInformerFactory
@@ -36,9 +42,11 @@ type Config struct {
 
 // completedConfig is a Config whose defaults have been filled in.
 type completedConfig struct {
-	generic   genericapiserver.CompletedConfig
-	eventTTL  time.Duration
-	informers informers.SharedInformerFactory
+	generic  genericapiserver.CompletedConfig
+	eventTTL time.Duration
+	// serviceRange is ServiceClusterIPRange.
+	serviceRange *net.IPNet
+	informers    informers.SharedInformerFactory
 	// federationInformers may be nil.
 	federationInformers federationinformers.SharedInformerFactory
 	ruleResolver        authorizer.RuleResolver
@@ -55,9 +63,14 @@ func (c *Config) Complete() CompletedConfig {
 	if ttl == 0 {
 		ttl = time.Hour
 	}
+	serviceRange := c.ServiceClusterIPRange
+	if serviceRange == nil {
+		_, serviceRange, _ = netutils.ParseCIDRSloppy(servicestore.DefaultClusterIPRange)
+	}
 	return CompletedConfig{&completedConfig{
 		generic:             c.GenericConfig.Complete(),
 		eventTTL:            ttl,
+		serviceRange:        serviceRange,
 		informers:           c.Informers,
 		federationInformers: c.FederationInformers,
 		ruleResolver:        c.RuleResolver,
@@ -76,7 +89,11 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the generic API server: %w", err)
 	}
-	legacy, groups, err := apiGroups(c.generic.RESTOptionsGetter, uint64(c.eventTTL.Seconds()))
+	serviceIPs, err := servicestore.NewClusterIPAllocator(c.generic.RESTOptionsGetter, c.serviceRange)
+	if err != nil {
+		return nil, err
+	}
+	legacy, groups, err := apiGroups(c.generic.RESTOptionsGetter, uint64(c.eventTTL.Seconds()), serviceIPs)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +114,9 @@ func (c CompletedConfig) New() (*Server, error) {
 	}
 	if err := generic.AddPostStartHook("create-system-namespaces", systemNamespacesHook); err != nil {
 		return nil, fmt.Errorf("adding the system namespaces post-start hook: %w", err)
+	}
+	if err := addKubernetesServiceHooks(generic, serviceIPs, c.generic.SecureServing); err != nil {
+		return nil, err
 	}
 	if c.informers != nil {
 		err := generic.AddPostStartHook("start-federation-informers", func(ctx genericapiserver.PostStartHookContext) error {

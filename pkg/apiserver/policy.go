@@ -22,8 +22,8 @@ func bootstrapPolicy() *rbacrest.PolicyData {
 	return &rbacrest.PolicyData{
 		ClusterRoles:               append(bootstrappolicy.ClusterRoles(), federationClusterRoles()...),
 		ClusterRoleBindings:        append(bootstrappolicy.ClusterRoleBindings(), federationClusterRoleBindings()...),
-		Roles:                      map[string][]rbacv1.Role{},
-		RoleBindings:               map[string][]rbacv1.RoleBinding{},
+		Roles:                      federationRoles(),
+		RoleBindings:               federationRoleBindings(),
 		ClusterRolesToAggregate:    map[string]string{},
 		ClusterRoleBindingsToSplit: map[string]rbacv1.ClusterRoleBinding{},
 	}
@@ -55,6 +55,8 @@ func federationClusterRoles() []rbacv1.ClusterRole {
 // controllerManagerRules are what federation-controller-manager does at
 // the federation: watch every federated type and write its finalizers,
 // status and service-ingresses annotation (never create or delete one),
+// keep Deployments' revision history (create and delete the local
+// ReplicaSets of it, write the revision annotation, perform rollbacks),
 // keep Clusters' status, read the members' credentials, record events.
 func controllerManagerRules() []rbacv1.PolicyRule {
 	var rules []rbacv1.PolicyRule
@@ -64,6 +66,9 @@ func controllerManagerRules() []rbacv1.PolicyRule {
 			rbacv1helpers.NewRule("get", "list", "watch", "update", "patch").Groups(t.Resource.Group).Resources(r, r+"/status").RuleOrDie())
 	}
 	return append(rules,
+		// A Deployment's revision history: local ReplicaSets the controller
+		// manager creates and deletes at the federation (deploymenthistory).
+		rbacv1helpers.NewRule("create", "delete").Groups("apps").Resources("replicasets").RuleOrDie(),
 		rbacv1helpers.NewRule("update").Groups("").Resources("services/"+serviceingresses.Subresource).RuleOrDie(),
 		rbacv1helpers.NewRule("get", "list", "watch", "update", "patch").Groups(federationv1beta1.SchemeGroupVersion.Group).Resources("clusters", "clusters/status").RuleOrDie(),
 		rbacv1helpers.NewRule("create", "update", "patch").Groups("", "events.k8s.io").Resources("events").RuleOrDie(),

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	"k8s.io/kubernetes/pkg/registry/core/service/ipallocator"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
@@ -22,11 +24,15 @@ var coreV1 = schema.GroupVersion{Version: "v1"}
 // type under each group/version the table serves it under, then what the
 // federation serves without propagating it (events, clusters). The legacy
 // core group ("/api/v1") is returned separately because it is installed
-// under another prefix.
-func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64) (legacy *genericapiserver.APIGroupInfo, groups []*genericapiserver.APIGroupInfo, err error) {
+// under another prefix. Services get their cluster IPs from serviceIPs.
+func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, serviceIPs ipallocator.Interface) (legacy *genericapiserver.APIGroupInfo, groups []*genericapiserver.APIGroupInfo, err error) {
 	served := servedStorage{}
+	tombstones := &tombstoneWriter{now: time.Now}
 	for _, t := range federatedtypes.All {
 		build := federatedStores[t.Name]
+		if t.Name == "services" {
+			build = serviceStores(serviceIPs)
+		}
 		if build == nil {
 			return nil, nil, fmt.Errorf("no storage for the federated type %q", t.Name)
 		}
@@ -34,8 +40,13 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64) (legacy
 		if err != nil {
 			return nil, nil, fmt.Errorf("creating %s storage: %w", t.Name, err)
 		}
+		tombstones.use(t, stores)
 		for _, gv := range t.ServedVersions() {
-			served.add(gv, storesFor(gv, stores))
+			recording, err := withTombstones(t, storesFor(gv, stores), tombstones)
+			if err != nil {
+				return nil, nil, err
+			}
+			served.add(gv, recording)
 		}
 	}
 

@@ -12,6 +12,7 @@ import (
 	eventstore "k8s.io/kubernetes/pkg/registry/core/event/storage"
 	namespacestore "k8s.io/kubernetes/pkg/registry/core/namespace/storage"
 	secretstore "k8s.io/kubernetes/pkg/registry/core/secret/storage"
+	"k8s.io/kubernetes/pkg/registry/core/service/ipallocator"
 	ingressstore "k8s.io/kubernetes/pkg/registry/networking/ingress/storage"
 
 	servicestore "github.com/federation-v1/federation/pkg/registry/core/service/storage"
@@ -37,10 +38,8 @@ var federatedStores = map[string]stores{
 		secrets, err := secretstore.NewREST(getter)
 		return map[string]rest.Storage{"secrets": secrets}, err
 	},
-	"services": func(getter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
-		services, status, err := servicestore.NewREST(getter)
-		return map[string]rest.Storage{"services": services, "services/status": status}, err
-	},
+	// apiGroups gives it the federation's cluster IP allocator.
+	"services": serviceStores(nil),
 	"deployments": func(getter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
 		d, err := deploymentstore.NewStorage(getter)
 		return map[string]rest.Storage{
@@ -70,6 +69,15 @@ var federatedStores = map[string]stores{
 		hpa, status, err := hpastore.NewREST(getter)
 		return map[string]rest.Storage{"horizontalpodautoscalers": hpa, "horizontalpodautoscalers/status": status}, err
 	},
+}
+
+// serviceStores builds the storage of Services, which get their cluster IP
+// from ips (none with nil).
+func serviceStores(ips ipallocator.Interface) stores {
+	return func(getter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+		services, status, err := servicestore.NewREST(getter, ips)
+		return map[string]rest.Storage{"services": services, "services/status": status}, err
+	}
 }
 
 // eventsStores is the storage of core/v1 events, which the federation

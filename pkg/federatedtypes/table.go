@@ -27,7 +27,7 @@ var All = []*Type{
 		Fields: []string{"spec"}, Prune: pruneService, Status: serviceStatus, Endpoints: true, Conditions: true},
 	{Name: "deployments", Resource: gvr("apps", "v1", "deployments"), Kind: "Deployment", Namespaced: true,
 		Served: []schema.GroupVersion{extensions},
-		Fields: []string{"spec"}, Status: deploymentStatus, ObservedGeneration: true, Conditions: true,
+		Fields: []string{"spec"}, Prune: pruneDeployment, Status: deploymentStatus, ObservedGeneration: true, Conditions: true,
 		Replicas: &ReplicaFields{Annotation: federationv1beta1.DeploymentPreferencesAnnotation, Fields: []string{"replicas"}}},
 	{Name: "replicasets", Resource: gvr("apps", "v1", "replicasets"), Kind: "ReplicaSet", Namespaced: true,
 		Served: []schema.GroupVersion{extensions},

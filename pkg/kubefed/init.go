@@ -41,8 +41,10 @@ func newInitCommand(g *globalFlags, find func(string) (string, error)) *cobra.Co
 With --local the control plane runs on this machine, with no host cluster:
 federation-apiserver on its embedded etcd (or --etcd-servers), started as
 background processes whose credentials, data and logs live in the data folder
-(~/.federation/FEDERATION_NAME). A kubeconfig context FEDERATION_NAME is added;
-the current context is left alone.`,
+(~/.federation/FEDERATION_NAME, or --data-dir). The folder is recorded in
+~/.federation/registry.json, so that start, stop, delete, backup and restore
+find it by the name alone. A kubeconfig context FEDERATION_NAME is added; the
+current context is left alone.`,
 		Example: `  # A federation on this machine
   kubefed init fed --local
   kubectl --context=fed get clusters`,
@@ -81,6 +83,12 @@ func (o *initOptions) complete(args []string) error {
 		}
 		o.dataDir = dir
 	}
+	// The plane's programs and the registry need it from anywhere.
+	dir, err := filepath.Abs(o.dataDir)
+	if err != nil {
+		return fmt.Errorf("--data-dir %q: %w", o.dataDir, err)
+	}
+	o.dataDir = dir
 	return nil
 }
 
@@ -108,6 +116,13 @@ func (o *initOptions) validate() error {
 }
 
 func (o *initOptions) run(cmd *cobra.Command, out io.Writer) error {
+	reg, err := localplane.DefaultRegistry()
+	if err != nil {
+		return err
+	}
+	if err := localplane.Claim(reg, o.name, o.dataDir); err != nil {
+		return err
+	}
 	plane, err := localplane.New(localplane.Options{
 		Name: o.name, Dir: o.dataDir, AdvertiseAddress: o.advertiseAddress,
 		Port: o.port, EtcdServers: o.etcdServers,
@@ -125,7 +140,14 @@ func (o *initOptions) run(cmd *cobra.Command, out io.Writer) error {
 		return nil
 	}
 	ctx := cmd.Context()
-	if err := step(out, "Creating federation control plane objects (credentials, data folder "+o.dataDir+")", plane.Create); err != nil {
+	if err := step(out, "Creating federation control plane objects (credentials, data folder "+o.dataDir+")", func() error {
+		if err := plane.Create(); err != nil {
+			return err
+		}
+		// Recorded as soon as the folder exists, so that start, stop and
+		// delete find it by name, even should init fail from here on.
+		return reg.Record(o.name, o.dataDir)
+	}); err != nil {
 		return err
 	}
 	const starting = "Starting federation control plane processes..."
@@ -183,12 +205,4 @@ func step(out io.Writer, what string, do func() error) error {
 	}
 	fmt.Fprintln(out, " done")
 	return nil
-}
-
-// planeDir is the data folder of the named federation, from --data-dir or the default.
-func planeDir(name, dataDir string) (string, error) {
-	if dataDir != "" {
-		return dataDir, nil
-	}
-	return localplane.DefaultDir(name)
 }

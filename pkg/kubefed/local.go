@@ -3,28 +3,37 @@ package kubefed
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/federation-v1/federation/pkg/localplane"
 )
 
-// localCommand builds start, stop and delete, which act on a local plane.
+// localCommand builds start, stop, delete, backup and restore, which act
+// on an existing local plane: the one in --data-dir, else the one init
+// recorded for the name (localplane.Locate).
 func localCommand(use, short string, run func(cmd *cobra.Command, plane *localplane.Plane) error) *cobra.Command {
+	return localCommandOr(use, short, run, nil)
+}
+
+// localCommandOr is localCommand with stale, which handles a name whose
+// recorded folder is gone (nil: that is an error).
+func localCommandOr(use, short string, run func(cmd *cobra.Command, plane *localplane.Plane) error,
+	stale func(cmd *cobra.Command, reg *localplane.Registry, err *localplane.StaleRecordError) error) *cobra.Command {
 	var dataDir string
 	cmd := &cobra.Command{
 		Use:   use + " FEDERATION_NAME",
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := planeDir(args[0], dataDir)
+			reg, err := localplane.DefaultRegistry()
 			if err != nil {
 				return err
 			}
-			plane, err := localplane.Load(dir)
-			if errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("no local federation %q in %s (create one with `kubefed init %s --local`)", args[0], dir, args[0])
+			plane, err := localplane.Locate(reg, args[0], dataDir)
+			var staleErr *localplane.StaleRecordError
+			if errors.As(err, &staleErr) && stale != nil {
+				return stale(cmd, reg, staleErr)
 			}
 			if err != nil {
 				return err
@@ -32,7 +41,7 @@ func localCommand(use, short string, run func(cmd *cobra.Command, plane *localpl
 			return run(cmd, plane)
 		},
 	}
-	cmd.Flags().StringVar(&dataDir, "data-dir", "", "folder of the local control plane (default ~/.federation/FEDERATION_NAME)")
+	cmd.Flags().StringVar(&dataDir, "data-dir", "", "folder of the local control plane (default: the one `kubefed init` used, ~/.federation/FEDERATION_NAME unless --data-dir)")
 	return cmd
 }
 
@@ -63,12 +72,21 @@ func newStopCommand(_ *globalFlags) *cobra.Command {
 
 func newDeleteCommand(g *globalFlags) *cobra.Command {
 	var local bool
-	cmd := localCommand("delete", "Delete a local federation control plane: its processes, data and kubeconfig entries",
+	needLocal := func() error {
+		if !local {
+			return errors.New("only local control planes can be deleted: add --local")
+		}
+		return nil
+	}
+	cmd := localCommandOr("delete", "Delete a local federation control plane: its processes, data and kubeconfig entries",
 		func(cmd *cobra.Command, plane *localplane.Plane) error {
-			if !local {
-				return errors.New("only local control planes can be deleted: add --local")
+			if err := needLocal(); err != nil {
+				return err
 			}
 			if err := plane.Delete(); err != nil {
+				return err
+			}
+			if err := forget(plane.Name, plane.Dir); err != nil {
 				return err
 			}
 			if err := removeContext(g.pathOptions(), plane.Name); err != nil {
@@ -76,7 +94,31 @@ func newDeleteCommand(g *globalFlags) *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Federation %q deleted\n", plane.Name)
 			return nil
+		},
+		// Its folder went by hand: what is left of it is the record and
+		// the kubeconfig entries.
+		func(cmd *cobra.Command, reg *localplane.Registry, stale *localplane.StaleRecordError) error {
+			if err := needLocal(); err != nil {
+				return err
+			}
+			if err := reg.Forget(stale.Name, stale.Dir); err != nil {
+				return err
+			}
+			if err := removeContext(g.pathOptions(), stale.Name); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Federation %q: its folder %s was gone already; its record and kubeconfig entries are removed\n", stale.Name, stale.Dir)
+			return nil
 		})
 	cmd.Flags().BoolVar(&local, "local", false, "the control plane runs on this machine (required)")
 	return cmd
+}
+
+// forget removes the registry's record of the federation name in dir.
+func forget(name, dir string) error {
+	reg, err := localplane.DefaultRegistry()
+	if err != nil {
+		return err
+	}
+	return reg.Forget(name, dir)
 }

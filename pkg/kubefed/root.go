@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/version"
 )
 
 // globalFlags are the flags every command shares.
@@ -51,6 +52,8 @@ Find more information at the project's README.`,
 		newBackupCommand(g),
 		newRestoreCommand(g),
 		newStraysCommand(g),
+		newVersionCommand(g),
 	)
+	version.AddFlag(root)
 	return root
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
@@ -85,6 +86,9 @@ type strayFinder struct {
 	fed  dynamic.Interface
 	name string
 	uid  string
+	// deleting are the objects whose deletion's tombstone is pending: their
+	// copies are being deleted, not strays (strays_tombstones.go).
+	deleting sets.Set[string]
 }
 
 func (o *strayOptions) run(ctx context.Context, out, errOut io.Writer) error {
@@ -106,6 +110,9 @@ func (o *strayOptions) run(ctx context.Context, out, errOut io.Writer) error {
 		return fmt.Errorf("reading the federation's identity (namespace %s): %w", federationv1beta1.SystemNamespace, err)
 	}
 	f.uid = string(ns.UID)
+	if f.deleting, err = pendingDeletions(ctx, fc.kube); err != nil {
+		return err
+	}
 	clusters, err := fc.fed.FederationV1beta1().Clusters().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("listing the federation's clusters: %w", err)
@@ -171,7 +178,7 @@ func (f *strayFinder) inCluster(ctx context.Context, kube kubernetes.Interface, 
 				errs = append(errs, fmt.Errorf("cluster %s: %s %s: %w", cl.Name, t.Kind, strayKey(obj), err))
 				continue
 			}
-			if gone {
+			if gone && !f.beingDeleted(t, obj) {
 				out = append(out, stray{cluster: cl.Name, typ: t, obj: obj, member: member})
 			}
 		}

@@ -4,17 +4,21 @@ import (
 	"bytes"
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	"github.com/federation-v1/federation/pkg/federatedtypes"
+	"github.com/federation-v1/federation/pkg/tombstone"
 )
 
 // runKubefed runs kubefed with args and returns its output and error.
@@ -107,4 +111,16 @@ func TestCleanDeletesOnlyStraysStillWithoutAFederatedObject(t *testing.T) {
 	assert.Equal(t, "back", left.Items[0].GetName())
 	_, err = member.Resource(nss.Resource).Get(ctx, "team", metav1.GetOptions{})
 	assert.NoError(t, err, "namespaces are never deleted")
+}
+
+func TestACopyWhoseObjectHasATombstoneIsNoStray(t *testing.T) {
+	cms := federatedtypes.ByName("configmaps")
+	r := tombstone.New(cms.Resource.GroupResource(), cm("default", "deleted"), time.Now())
+	kube := kubefake.NewSimpleClientset(&corev1.ConfigMap{ObjectMeta: r.Meta(), Data: r.Data()})
+	deleting, err := pendingDeletions(context.Background(), kube)
+	require.NoError(t, err)
+	f := &strayFinder{deleting: deleting}
+	assert.True(t, f.beingDeleted(cms, cm("default", "deleted")))
+	assert.False(t, f.beingDeleted(cms, cm("default", "other")))
+	assert.False(t, f.beingDeleted(federatedtypes.ByName("secrets"), cm("default", "deleted")), "another type's")
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/federation-v1/federation/pkg/localplane"
 	"github.com/federation-v1/federation/pkg/localprocess"
 	"github.com/federation-v1/federation/pkg/poll"
+	"github.com/federation-v1/federation/test/buildversion"
 	"github.com/federation-v1/federation/test/kubectl"
 	"github.com/federation-v1/federation/test/memberenv"
 )
@@ -36,11 +37,20 @@ var planePrograms = map[string]bool{localplane.APIServer: true, localplane.Contr
 // localprocess.FindMentioning.
 func PlanePrograms() map[string]bool { return planePrograms }
 
+// Version is the federation's version BuildBinaries gave the binaries, as
+// `make build` does (git describe).
+var Version string
+
 // BuildBinaries builds kubefed, the control plane and federation-dns into
 // dir/bin; kubefed finds the others beside itself.
 func BuildBinaries(dir string) (string, error) {
 	bin := filepath.Join(dir, "bin")
-	build := exec.Command("go", "build", "-o", bin+"/",
+	ldflags, version, err := buildversion.LDFlags()
+	if err != nil {
+		return "", err
+	}
+	Version = version
+	build := exec.Command("go", "build", "-ldflags", ldflags, "-o", bin+"/",
 		"github.com/federation-v1/federation/kubefed",
 		"github.com/federation-v1/federation/federation-apiserver",
 		"github.com/federation-v1/federation/federation-controller-manager")

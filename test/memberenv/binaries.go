@@ -25,6 +25,8 @@ type Binaries struct {
 	KwokStages string
 	// MemberEnv is this project's memberenv command, which runs the load-balancer simulator.
 	MemberEnv string
+	// Helm is the real Helm v3 client, for the helm e2e suite.
+	Helm string
 }
 
 // tool is one tools module under test/tools and what it builds.
@@ -32,11 +34,22 @@ type tool struct {
 	dir      string   // folder under test/tools
 	module   string   // the module whose version keys the cache
 	packages []string // main packages to build
+	// name prefixes the cache folder when it is not dir: two tools may
+	// build from one tools module.
+	name string
+	// test: packages are test packages, built with `go test -c` into
+	// <base>.test (the conformance suite's e2e.test).
+	test bool
+	// versionVar, when set, is the variable (-X) that gets the module's
+	// version, which the binary reports of itself.
+	versionVar string
 }
 
 var tools = []tool{
 	{dir: "etcd", module: "go.etcd.io/etcd/server/v3", packages: []string{"go.etcd.io/etcd/server/v3"}},
 	{dir: "kwok", module: "sigs.k8s.io/kwok", packages: []string{"sigs.k8s.io/kwok/cmd/kwok"}},
+	{dir: "helm", module: "helm.sh/helm/v3", packages: []string{"helm.sh/helm/v3/cmd/helm"},
+		versionVar: "helm.sh/helm/v3/internal/version.version"},
 	{dir: "kubernetes", module: "k8s.io/kubernetes", packages: []string{
 		"k8s.io/kubernetes/cmd/kube-apiserver",
 		"k8s.io/kubernetes/cmd/kube-controller-manager",
@@ -115,6 +128,7 @@ func EnsureBinaries(ctx context.Context, root string, logf func(string, ...any))
 		Kwok:                  filepath.Join(dirs["kwok"], "kwok"),
 		KwokStages:            stages,
 		MemberEnv:             memberenv,
+		Helm:                  filepath.Join(dirs["helm"], "helm"),
 	}, nil
 }
 
@@ -126,12 +140,12 @@ func ensureTool(ctx context.Context, root, cache string, t tool, logf func(strin
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cache, t.dir+"-"+version)
-	if haveAll(dir, t.packages) {
+	dir := filepath.Join(cache, t.cacheName()+"-"+version)
+	if haveAll(dir, t) {
 		return dir, nil
 	}
 	if logf != nil {
-		logf("building %s %s (first time only; cached in %s)", t.dir, version, dir)
+		logf("building %s %s (first time only; cached in %s)", t.cacheName(), version, dir)
 	}
 	tmp := dir + ".partial"
 	if err := os.RemoveAll(tmp); err != nil {
@@ -145,15 +159,22 @@ func ensureTool(ctx context.Context, root, cache string, t tool, logf func(strin
 		if err := os.MkdirAll(tmp, 0o755); err != nil {
 			return "", err
 		}
-		out = filepath.Join(tmp, binaryName(t.packages[0]))
+		out = filepath.Join(tmp, t.binary(t.packages[0]))
 	}
-	args := append([]string{"build", "-ldflags=-s -w", "-o", out}, t.packages...)
+	ldflags := "-s -w"
+	if t.versionVar != "" {
+		ldflags += " -X " + t.versionVar + "=" + version
+	}
+	args := append([]string{"build", "-ldflags=" + ldflags, "-o", out}, t.packages...)
+	if t.test { // vet is for the package's authors
+		args = append([]string{"test", "-c", "-vet=off", "-ldflags=" + ldflags, "-o", out}, t.packages...)
+	}
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = modDir
 	// Kubernetes takes about ten minutes to build: say it is still going.
 	stop := every(progressInterval, func(elapsed time.Duration) {
 		if logf != nil {
-			logf("still building %s %s (%s so far)", t.dir, version, elapsed.Round(time.Second))
+			logf("still building %s %s (%s so far)", t.cacheName(), version, elapsed.Round(time.Second))
 		}
 	})
 	output, err := cmd.CombinedOutput()
@@ -203,9 +224,25 @@ func binaryName(pkg string) string {
 	return base
 }
 
-func haveAll(dir string, packages []string) bool {
-	for _, p := range packages {
-		if _, err := os.Stat(filepath.Join(dir, binaryName(p))); err != nil {
+// cacheName is the tool's cache folder without its version.
+func (t tool) cacheName() string {
+	if t.name != "" {
+		return t.name
+	}
+	return t.dir
+}
+
+// binary is the file built for pkg.
+func (t tool) binary(pkg string) string {
+	if t.test {
+		return filepath.Base(pkg) + ".test"
+	}
+	return binaryName(pkg)
+}
+
+func haveAll(dir string, t tool) bool {
+	for _, p := range t.packages {
+		if _, err := os.Stat(filepath.Join(dir, t.binary(p))); err != nil {
 			return false
 		}
 	}

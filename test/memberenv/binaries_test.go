@@ -29,7 +29,7 @@ func TestEnsureToolNamesTheBinary(t *testing.T) {
 	info, err := os.Stat(filepath.Join(dir, "etcd"))
 	require.NoError(t, err)
 	assert.NotZero(t, info.Mode()&0o111, "etcd is executable")
-	assert.True(t, haveAll(dir, tools[0].packages), "a second call finds it cached")
+	assert.True(t, haveAll(dir, tools[0]), "a second call finds it cached")
 }
 
 // A long build says it is still going, with the time so far, until it

@@ -1,15 +1,20 @@
 // Package federationfinalizer is a mutating admission plugin that sets the
 // federation's finalizer (federation.kubernetes.io/delete-from-underlying-clusters)
-// on a federated object as it is created, once a member cluster has joined.
+// on a federated Namespace as it is created, once a member cluster has
+// joined.
 //
-// The propagation controllers add the finalizer themselves when it is missing, so
-// this plugin only saves each new object that extra write (and the watch
-// event it sends to every watcher): a create becomes one federation write
-// instead of two. It follows StorageObjectInUseProtection, which sets the
-// PVC protection finalizer at admission for the controller that removes it.
-// Like there, deleting such an object waits for the federation controller
-// manager; disable the plugin (--disable-admission-plugins) to run a
-// federation with clusters but without that controller.
+// Only Namespaces get it: like a cluster's namespaces, a deleted Namespace
+// stays Terminating until its copies in the members are handled. Other
+// federated objects are deleted at once, their deletion recorded in a
+// tombstone for the controller manager (pkg/apiserver/deletion.go).
+//
+// The propagation controller of Namespaces adds the finalizer itself when it
+// is missing, so this plugin only saves each new Namespace that extra write.
+// It follows StorageObjectInUseProtection, which sets the PVC protection
+// finalizer at admission for the controller that removes it. Like there,
+// deleting such a Namespace waits for the federation controller manager;
+// disable the plugin (--disable-admission-plugins) to run a federation with
+// clusters but without that controller.
 package federationfinalizer
 
 import (
@@ -34,10 +39,6 @@ const PluginName = "FederationFinalizer"
 
 // Finalizer is the finalizer the plugin sets.
 const Finalizer = federationv1beta1.FinalizerDeleteFromUnderlyingClusters
-
-// legacyGroups are groups that serve resources of other groups under
-// their old names (extensions/v1beta1 deployments are apps deployments).
-var legacyGroups = map[string][]string{"extensions": {"apps", "networking.k8s.io"}}
 
 // Register adds the plugin to plugins. resources are the federated
 // resources; skip says which objects are never propagated (the
@@ -130,15 +131,11 @@ func (p *Plugin) Admit(_ context.Context, a admission.Attributes, _ admission.Ob
 	return nil
 }
 
-// federated reports whether objects of gr are propagated.
+// federated reports whether objects of gr get the finalizer: federated
+// Namespaces only.
 func (p *Plugin) federated(gr schema.GroupResource) bool {
-	if p.resources.Has(gr) {
-		return true
-	}
-	for _, group := range legacyGroups[gr.Group] {
-		if p.resources.Has(schema.GroupResource{Group: group, Resource: gr.Resource}) {
-			return true
-		}
-	}
-	return false
+	return gr == namespaces && p.resources.Has(gr)
 }
+
+// namespaces is the one resource whose objects get the finalizer.
+var namespaces = schema.GroupResource{Resource: "namespaces"}

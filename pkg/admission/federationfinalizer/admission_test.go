@@ -51,7 +51,8 @@ func pluginSkipping(t *testing.T, skip func(gr schema.GroupResource, namespace, 
 	return p
 }
 
-func TestAdmitSetsTheFinalizerOnceAClusterHasJoined(t *testing.T) {
+func TestAdmitSetsTheFinalizerOnNamespacesOnceAClusterHasJoined(t *testing.T) {
+	namespaces := api.Resource("namespaces").WithVersion("v1")
 	cases := []struct {
 		name        string
 		clusters    []string
@@ -63,19 +64,22 @@ func TestAdmitSetsTheFinalizerOnceAClusterHasJoined(t *testing.T) {
 		finalizers  []string
 		want        []string
 	}{
-		{name: "configmap with a cluster", clusters: []string{"c1"}, resource: configMaps, namespace: "ns", object: &api.ConfigMap{},
+		{name: "namespace with a cluster", clusters: []string{"c1"}, resource: namespaces, object: &api.Namespace{},
 			want: []string{Finalizer}},
-		{name: "no cluster: nothing is propagated, deletion must not wait", resource: configMaps, namespace: "ns", object: &api.ConfigMap{}},
-		{name: "other finalizers are kept", clusters: []string{"c1"}, resource: configMaps, namespace: "ns", object: &api.ConfigMap{},
+		{name: "no cluster: nothing is propagated, deletion must not wait", resource: namespaces, object: &api.Namespace{}},
+		{name: "other finalizers are kept", clusters: []string{"c1"}, resource: namespaces, object: &api.Namespace{},
 			finalizers: []string{"example.com/x"}, want: []string{"example.com/x", Finalizer}},
-		{name: "already there: not twice", clusters: []string{"c1"}, resource: configMaps, namespace: "ns", object: &api.ConfigMap{},
+		{name: "already there: not twice", clusters: []string{"c1"}, resource: namespaces, object: &api.Namespace{},
 			finalizers: []string{Finalizer}, want: []string{Finalizer}},
-		{name: "deployment through extensions", clusters: []string{"c1"}, namespace: "ns", object: &apps.Deployment{},
-			resource: schema.GroupVersionResource{Group: "extensions", Version: "v1beta1", Resource: "deployments"}, want: []string{Finalizer}},
+		// Deleted at once, with a tombstone (pkg/apiserver/deletion.go).
+		{name: "configmap: none", clusters: []string{"c1"}, resource: configMaps, namespace: "ns", object: &api.ConfigMap{}},
+		{name: "deployment: none", clusters: []string{"c1"}, resource: deployments, namespace: "ns", object: &apps.Deployment{}},
+		{name: "deployment through extensions: none", clusters: []string{"c1"}, namespace: "ns", object: &apps.Deployment{},
+			resource: schema.GroupVersionResource{Group: "extensions", Version: "v1beta1", Resource: "deployments"}},
+		{name: "a configmap that had one keeps it", clusters: []string{"c1"}, resource: configMaps, namespace: "ns", object: &api.ConfigMap{},
+			finalizers: []string{Finalizer}, want: []string{Finalizer}},
 		{name: "not a federated resource", clusters: []string{"c1"}, namespace: "ns", object: &api.Pod{}, resource: api.Resource("pods").WithVersion("v1")},
-		{name: "the federation's own namespace", clusters: []string{"c1"}, namespace: "federation-system", object: &api.ConfigMap{}, resource: configMaps},
-		{name: "a subresource", clusters: []string{"c1"}, namespace: "ns", object: &apps.Deployment{}, resource: deployments, subresource: "status"},
-		{name: "an update", clusters: []string{"c1"}, namespace: "ns", object: &api.ConfigMap{}, resource: configMaps, operation: admission.Update},
+		{name: "an update", clusters: []string{"c1"}, object: &api.Namespace{}, resource: namespaces, operation: admission.Update},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -115,27 +119,17 @@ func TestAdmitLeavesTheFederationsOwnNamespaceAlone(t *testing.T) {
 	assert.Equal(t, []string{Finalizer}, other.Finalizers)
 }
 
-// As the apiserver registers the plugin: nothing is propagated from the
-// members' system namespaces, so nothing there waits for the controller
-// manager to be deleted.
+// As the apiserver registers the plugin: the members' system namespaces
+// are never propagated, so their deletion waits for nobody.
 func TestAdmitLeavesTheNeverPropagatedNamespacesAlone(t *testing.T) {
 	p := pluginSkipping(t, federatedtypes.NeverPropagated, "c1")
 	for _, name := range []string{"kube-system", "kube-public", "kube-node-lease", "federation-system"} {
-		cm := &api.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "x"}}
-		attrs := admission.NewAttributesRecord(cm, nil, schema.GroupVersionKind{}, name, "x", configMaps, "", admission.Create, nil, false, nil)
-		require.NoError(t, p.Admit(context.Background(), attrs, nil))
-		assert.Empty(t, cm.Finalizers, "a ConfigMap in %s", name)
-
 		ns := &api.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		attrs = admission.NewAttributesRecord(ns, nil, schema.GroupVersionKind{}, "", name, api.Resource("namespaces").WithVersion("v1"), "",
+		attrs := admission.NewAttributesRecord(ns, nil, schema.GroupVersionKind{}, "", name, api.Resource("namespaces").WithVersion("v1"), "",
 			admission.Create, nil, false, nil)
 		require.NoError(t, p.Admit(context.Background(), attrs, nil))
 		assert.Empty(t, ns.Finalizers, "the Namespace %s", name)
 	}
-	cm := &api.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "x"}}
-	attrs := admission.NewAttributesRecord(cm, nil, schema.GroupVersionKind{}, "team-a", "x", configMaps, "", admission.Create, nil, false, nil)
-	require.NoError(t, p.Admit(context.Background(), attrs, nil))
-	assert.Equal(t, []string{Finalizer}, cm.Finalizers)
 }
 
 func TestValidateInitializationWantsTheInformers(t *testing.T) {

@@ -54,6 +54,10 @@ type Options struct {
 	// not say (ConflictResolutionAnnotation): "abort" (or "") leaves it
 	// and reports the conflict, "adopt" takes it over (ownership.go).
 	DefaultConflictResolution string
+	// LocalSecretTypes are the Secret types that stay at the federation
+	// (federatedtypes.LocalWith); nil means
+	// federatedtypes.DefaultLocalSecretTypes.
+	LocalSecretTypes []string
 }
 
 // Members is what a propagation controller needs of the member clusters.
@@ -112,6 +116,13 @@ type Controller struct {
 	// a member object of that name found not to be ours, whose conflict
 	// was told (ownership.go).
 	conflicts sync.Map
+	// tombstones index the tombstones of deleted objects (tombstones.go);
+	// nil when they are not watched.
+	tombstones       cache.Indexer
+	tombstonesSynced cache.InformerSynced
+	// started is when Run started: a deletion waits for clusters that are
+	// away from no earlier than that.
+	started time.Time
 }
 
 // New wires a controller for one type to the federation's informer of it.
@@ -247,7 +258,12 @@ func (c *Controller) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithValues("controller", c.typ.Name)
 	ctx = klog.NewContext(ctx, logger)
 	logger.Info("Starting controller", "workers", c.opts.Workers)
-	if !cache.WaitForNamedCacheSync(c.typ.Name, ctx.Done(), c.synced) {
+	c.started = time.Now()
+	synced := []cache.InformerSynced{c.synced}
+	if c.tombstonesSynced != nil {
+		synced = append(synced, c.tombstonesSynced)
+	}
+	if !cache.WaitForNamedCacheSync(c.typ.Name, ctx.Done(), synced...) {
 		return fmt.Errorf("%s controller: caches did not sync", c.typ.Name)
 	}
 	c.writes.Run(ctx)

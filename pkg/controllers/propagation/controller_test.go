@@ -290,17 +290,24 @@ func appliedCopy(t *testing.T, fed *unstructured.Unstructured) *unstructured.Uns
 	return d
 }
 
-func TestSyncCreatesEverywhereAndAddsFinalizer(t *testing.T) {
+func TestSyncCreatesEverywhere(t *testing.T) {
 	members := newFakeMembers([]string{"c1", "c2"})
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a"))
 	require.NoError(t, tc.sync(t, "ns/a"))
 	for _, c := range []string{"c1", "c2"} {
 		assert.Equal(t, []string{"create"}, members.memberActions(c), c)
 	}
-	fed, err := tc.fedClient.Resource(federatedtypes.ByName("configmaps").Resource).Namespace("ns").Get(context.Background(), "a", metav1.GetOptions{})
+	assert.Empty(t, tc.fedClient.Actions(), "no finalizer: its deletion is recorded in a tombstone")
+	assert.Equal(t, []string{"Normal CreateInCluster Created ConfigMap ns/a in clusters c1, c2"}, tc.events(), "one event for the object")
+}
+
+func TestSyncAddsTheFinalizerToANamespace(t *testing.T) {
+	members := newFakeMembers([]string{"c1"})
+	tc := newTestController(t, federatedtypes.ByName("namespaces"), members, fedNamespace("team"))
+	require.NoError(t, tc.Sync(context.Background(), "team"))
+	fed, err := tc.fedClient.Resource(federatedtypes.Namespaces.Resource).Get(context.Background(), "team", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Contains(t, fed.GetFinalizers(), Finalizer)
-	assert.Equal(t, []string{"Normal CreateInCluster Created ConfigMap ns/a in clusters c1, c2"}, tc.events(), "one event for the object")
 }
 
 func TestSyncAtRestWritesNothing(t *testing.T) {
@@ -343,11 +350,11 @@ func TestSyncRestoresDrift(t *testing.T) {
 
 func TestSyncWithAStaleCacheLooksAgainSoon(t *testing.T) {
 	members := newFakeMembers([]string{"c1"})
-	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a"))
+	tc := newTestController(t, federatedtypes.Namespaces, members, fedNamespace("a"))
 	tc.fedClient.PrependReactor("update", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewConflict(federatedtypes.ByName("configmaps").Resource.GroupResource(), "a", fmt.Errorf("the object has been modified"))
+		return true, nil, apierrors.NewConflict(federatedtypes.Namespaces.Resource.GroupResource(), "a", fmt.Errorf("the object has been modified"))
 	})
-	require.NoError(t, tc.sync(t, "ns/a"), "a conflict is not an error")
+	require.NoError(t, tc.sync(t, "a"), "a conflict is not an error")
 	assert.Empty(t, members.memberActions("c1"), "nothing written from the stale copy")
 	require.Eventually(t, func() bool { return tc.queue.Len() == 1 }, 5*time.Second, 10*time.Millisecond, "requeued")
 }

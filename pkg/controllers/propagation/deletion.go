@@ -53,20 +53,8 @@ func (c *Controller) delete(ctx context.Context, fed *unstructured.Unstructured)
 		// Already let go; the cache has not seen it leave yet.
 		return nil
 	}
-	c.writes.DropWrites(objKey)
-	usable, releases := c.copiesToRelease(fed)
-	c.writes.Dispatch(objKey, releases)
-	if inFlight, failures := c.writes.State(objKey, false); inFlight || len(failures) > 0 {
-		// Failed writes are retried with their own backoff.
-		return nil
-	}
-	if !Orphaned(fed) {
-		if wait, err := c.waitForUnusable(fed, usable); err != nil || wait > 0 {
-			if wait > 0 {
-				c.queue.AddAfter(objKey, wait)
-			}
-			return err
-		}
+	if done, err := c.release(fed, true); !done || err != nil {
+		return err
 	}
 	rv := fed.GetResourceVersion()
 	fed.SetFinalizers(slices.DeleteFunc(fins, func(f string) bool {
@@ -77,6 +65,31 @@ func (c *Controller) delete(ctx context.Context, fed *unstructured.Unstructured)
 	}
 	c.released.Store(objKey, rv)
 	return nil
+}
+
+// release hands the deletion (or orphaning) of fed's member copies to the
+// member queues, and reports whether every copy is let go; then, unless
+// waitUnusable is false, also in the selected clusters that are away, once
+// DeletionWait has passed. The queues bring the object back when their
+// writes are done.
+func (c *Controller) release(fed *unstructured.Unstructured, waitUnusable bool) (bool, error) {
+	objKey := key(fed.GetNamespace(), fed.GetName())
+	c.writes.DropWrites(objKey)
+	usable, releases := c.copiesToRelease(fed)
+	c.writes.Dispatch(objKey, releases)
+	if inFlight, failures := c.writes.State(objKey, false); inFlight || len(failures) > 0 {
+		// Failed writes are retried with their own backoff.
+		return false, nil
+	}
+	if !Orphaned(fed) && waitUnusable {
+		if wait, err := c.waitForUnusable(fed, usable); err != nil || wait > 0 {
+			if wait > 0 {
+				c.queue.AddAfter(objKey, wait)
+			}
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // copiesToRelease returns the usable clusters whose copies are known, and

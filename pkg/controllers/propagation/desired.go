@@ -27,8 +27,9 @@ var notTravelling = map[string]bool{
 
 // Desired returns what is applied to members for fed: name, namespace,
 // labels (with the federation's name and, when known, its UID), annotations
-// (with the hash) and the type's fields, with the type's defaults; and the
-// hash of it without the hash annotation.
+// (with the hash) and the type's fields, pruned by the type (which may drop
+// labels and annotations too), with the type's defaults; and the hash of it
+// without the hash annotation.
 func Desired(a *federatedtypes.Type, fed *unstructured.Unstructured, federation, uid string) (*unstructured.Unstructured, string, error) {
 	src := fed.DeepCopy()
 	if a.Prune != nil {
@@ -42,7 +43,7 @@ func Desired(a *federatedtypes.Type, fed *unstructured.Unstructured, federation,
 		out.SetNamespace(fed.GetNamespace())
 	}
 	labels := map[string]string{}
-	for k, v := range fed.GetLabels() {
+	for k, v := range src.GetLabels() {
 		labels[k] = v
 	}
 	labels[federationv1beta1.FederationLabel] = federation
@@ -51,7 +52,7 @@ func Desired(a *federatedtypes.Type, fed *unstructured.Unstructured, federation,
 	}
 	out.SetLabels(labels)
 	annotations := map[string]string{}
-	for k, v := range fed.GetAnnotations() {
+	for k, v := range src.GetAnnotations() {
 		if !notTravelling[k] {
 			annotations[k] = v
 		}

@@ -3,6 +3,7 @@ package propagation
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -42,6 +43,10 @@ func (c *Controller) targetOf(ctx context.Context, hpa *unstructured.Unstructure
 	return target, nil
 }
 
+// errHPAGone says the HPA being planned was deleted meanwhile: its
+// tombstone gives the target its replicas back, and nothing of it is written.
+var errHPAGone = errors.New("the HPA was deleted")
+
 // markTarget sets (or, with no clusters, removes) the
 // hpa-target-cluster-list annotation on the HPA's target.
 func (c *Controller) markTarget(ctx context.Context, hpa, target *unstructured.Unstructured, clusters []string) error {
@@ -61,6 +66,17 @@ func (c *Controller) markTarget(ctx context.Context, hpa, target *unstructured.U
 		delete(annotations, federationv1beta1.HPATargetClustersAnnotation)
 	} else {
 		annotations[federationv1beta1.HPATargetClustersAnnotation] = want
+	}
+	if want != "" {
+		// target was read live just before: if the HPA is still there now,
+		// a deletion after this read makes our write below conflict, and
+		// its release (from the tombstone) is not undone by a stale cache.
+		if live, err := c.resource(hpa.GetNamespace()).Get(ctx, hpa.GetName(), metav1.GetOptions{}); apierrors.IsNotFound(err) ||
+			err == nil && (live.GetUID() != hpa.GetUID() || live.GetDeletionTimestamp() != nil) {
+			return errHPAGone
+		} else if err != nil {
+			return fmt.Errorf("reading HPA %s/%s: %w", hpa.GetNamespace(), hpa.GetName(), err)
+		}
 	}
 	target.SetAnnotations(annotations)
 	resource := hpaTargets[target.GetKind()]

@@ -2,6 +2,7 @@ package propagation
 
 import (
 	"strconv"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -10,13 +11,36 @@ import (
 )
 
 // version is what tells that a member copy changed since we applied it: its
-// generation when the type has one (spec changes only), else its
-// resourceVersion (ConfigMaps, Secrets, Namespaces have no generation).
+// generation when the type has one (spec changes only); for a whole object
+// without one (Services, HPAs: Kubernetes keeps none for them, yet their
+// members write their status), the digest of all but its status (see
+// shape); else its resourceVersion (ConfigMaps, Secrets and Namespaces,
+// read as metadata only, have neither a generation nor a status written by
+// their members).
 func version(obj metav1.Object) string {
 	if g := obj.GetGeneration(); g > 0 {
 		return "g" + strconv.FormatInt(g, 10)
 	}
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if s, ok := shape(u); ok {
+			return "s" + s
+		}
+	}
 	return "rv" + obj.GetResourceVersion()
+}
+
+// sameVersion reports whether cur is still at version last, told the way
+// last was: a version remembered from a metadata answer is a
+// resourceVersion, and cur is compared by its resourceVersion even when
+// it is a whole object (a live read).
+func sameVersion(last string, cur metav1.Object) bool {
+	switch {
+	case strings.HasPrefix(last, "g"):
+		return last == "g"+strconv.FormatInt(cur.GetGeneration(), 10)
+	case strings.HasPrefix(last, "rv"):
+		return last == "rv"+cur.GetResourceVersion()
+	}
+	return last == version(cur)
 }
 
 // InSync reports whether the member copy cur holds what desired (with hash)
@@ -31,7 +55,7 @@ func InSync(cur, desired *unstructured.Unstructured, hash, lastVersion string) b
 	if !contains(cur.GetLabels(), desired.GetLabels()) || !contains(cur.GetAnnotations(), desired.GetAnnotations()) {
 		return false
 	}
-	return lastVersion == "" || lastVersion == version(cur)
+	return lastVersion == "" || sameVersion(lastVersion, cur)
 }
 
 func contains(have, want map[string]string) bool {

@@ -1,6 +1,7 @@
 package propagation
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -70,4 +71,17 @@ func TestVersionWithoutGeneration(t *testing.T) {
 	assert.Equal(t, "rv12", version(cm), "ConfigMaps have no generation: any change counts")
 	cm.SetGeneration(3)
 	assert.Equal(t, "g3", version(cm))
+}
+
+func TestSameVersionIsToldAsItWasRemembered(t *testing.T) {
+	svc := parse(t, `{apiVersion: v1, kind: Service, metadata: {name: a, resourceVersion: "12"}, spec: {type: LoadBalancer}}`)
+	shaped := version(svc)
+	require.True(t, strings.HasPrefix(shaped, "s"), shaped)
+	svc.SetResourceVersion("13")
+	svc.Object["status"] = map[string]any{"loadBalancer": map[string]any{"ingress": []any{map[string]any{"ip": "127.1.1.1"}}}}
+	assert.True(t, sameVersion(shaped, svc), "a status write keeps the shape")
+	assert.False(t, sameVersion("rv12", svc), "remembered from a metadata answer: the resourceVersion decides")
+	assert.True(t, sameVersion("rv13", svc))
+	_ = unstructured.SetNestedField(svc.Object, "ClusterIP", "spec", "type")
+	assert.False(t, sameVersion(shaped, svc), "spec changed there")
 }

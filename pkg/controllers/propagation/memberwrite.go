@@ -84,7 +84,7 @@ func (c *Controller) applyCopy(ctx context.Context, cluster string, fed, desired
 	ev := &memberwrites.Event{Reason: ReasonUpdate, Verb: "Updated"}
 	// Changed there while what we send stayed the same (a member's HPA
 	// changing replicas the federation follows is an update, not drift).
-	if exists && appliedBefore && last.version != version(cur) && cur.GetAnnotations()[federationv1beta1.AppliedHashAnnotation] == hash {
+	if exists && appliedBefore && !sameVersion(last.version, cur) && cur.GetAnnotations()[federationv1beta1.AppliedHashAnnotation] == hash {
 		ev = &memberwrites.Event{Reason: ReasonUpdate, Verb: "Restored", Suffix: ": it was changed there"}
 	}
 	created := &memberwrites.Event{Reason: ReasonCreate, Verb: "Created"}
@@ -155,7 +155,7 @@ func (c *Controller) update(ctx context.Context, cluster string, fed, desired *u
 // object of the name, it is read to tell whose it is.
 func (c *Controller) createCopy(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured, ev *memberwrites.Event) (*memberwrites.Event, error) {
 	objKey := key(fed.GetNamespace(), fed.GetName())
-	out, err := c.members.Create(ctx, cluster, c.typ.Resource, desired, FieldManager)
+	out, err := c.createIn(ctx, cluster, desired)
 	c.countWrite(cluster, "create", err)
 	if apierrors.IsAlreadyExists(err) {
 		live, err := c.readLive(ctx, cluster, fed)
@@ -202,22 +202,22 @@ func (c *Controller) adopt(ctx context.Context, cluster string, fed, desired *un
 }
 
 // wrote records what our write left: the copy is ours.
-func (c *Controller) wrote(cluster, objKey string, out *metav1.PartialObjectMetadata) {
+func (c *Controller) wrote(cluster, objKey string, out writtenCopy) {
 	c.conflicts.Delete(appliedKey(cluster, objKey))
 	c.applied.remember(cluster, objKey, out, true)
 }
 
 // createdByUs reports whether a copy still has the fields set by our
 // create under the create's own (Update) entry.
-func createdByUs(obj *metav1.PartialObjectMetadata) bool {
-	return slices.ContainsFunc(obj.ManagedFields, func(e metav1.ManagedFieldsEntry) bool {
+func createdByUs(obj writtenCopy) bool {
+	return slices.ContainsFunc(obj.GetManagedFields(), func(e metav1.ManagedFieldsEntry) bool {
 		return e.Manager == FieldManager && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == ""
 	})
 }
 
 // upgrade moves the fields of our create's Update entry to our apply's, as
 // kubectl does for objects it created before applying them server-side.
-func (c *Controller) upgrade(ctx context.Context, cluster string, desired *unstructured.Unstructured, out *metav1.PartialObjectMetadata) (*metav1.PartialObjectMetadata, error) {
+func (c *Controller) upgrade(ctx context.Context, cluster string, desired *unstructured.Unstructured, out writtenCopy) (writtenCopy, error) {
 	patch, err := csaupgrade.UpgradeManagedFieldsPatch(out, sets.New(FieldManager), FieldManager)
 	if err != nil || patch == nil {
 		return out, err
@@ -235,12 +235,12 @@ func (c *Controller) upgrade(ctx context.Context, cluster string, desired *unstr
 // our label-filtered cache, cannot change its pod template: it is sent
 // again without our pod label (and once adopted, the cache tells the next
 // writes the same).
-func (c *Controller) apply(ctx context.Context, cluster string, desired *unstructured.Unstructured) (*metav1.PartialObjectMetadata, error) {
-	out, err := c.members.Apply(ctx, cluster, c.typ.Resource, desired, FieldManager)
+func (c *Controller) apply(ctx context.Context, cluster string, desired *unstructured.Unstructured) (writtenCopy, error) {
+	out, err := c.applyIn(ctx, cluster, desired)
 	c.countWrite(cluster, "apply", err)
 	if apierrors.IsInvalid(err) && c.typ.Replicas != nil && c.typ.Replicas.FixedTemplate && podLabelled(desired) {
 		if bare, _, berr := withoutPodLabel(desired); berr == nil {
-			out, err = c.members.Apply(ctx, cluster, c.typ.Resource, bare, FieldManager)
+			out, err = c.applyIn(ctx, cluster, bare)
 			c.countWrite(cluster, "apply", err)
 		}
 	}

@@ -2,6 +2,7 @@ package propagation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -18,9 +19,11 @@ import (
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
-// Finalizer holds a federated object until its member copies are handled.
-// The federation apiserver's FederationFinalizer admission plugin usually
-// sets it at creation; Sync adds it when it is missing.
+// Finalizer holds a federated Namespace until its member copies are
+// handled. The federation apiserver's FederationFinalizer admission plugin
+// usually sets it at creation; Sync adds it when it is missing. Objects of
+// the other types made before tombstones may still carry it: their
+// deletion removes it.
 const Finalizer = federationv1beta1.FinalizerDeleteFromUnderlyingClusters
 
 // staleRetry is how soon an object is looked at again when our cache of it
@@ -30,8 +33,15 @@ const staleRetry = 250 * time.Millisecond
 // Sync reconciles the federated object with key in every member cluster:
 // refusal of the never-propagated namespaces → placement → desired copies
 // → replica plan → in-sync decision → dispatch of the member writes →
-// status.
+// status. A deleted object's copies are let go from its tombstones
+// (tombstones.go).
 func (c *Controller) Sync(ctx context.Context, key string) error {
+	if c.membersOwn(key) {
+		return c.leaveToMembers(ctx, key)
+	}
+	if gone, err := c.syncTombstones(ctx, key); gone || err != nil {
+		return err
+	}
 	if namespace, never := c.neverPropagated(key); never {
 		return c.refuse(ctx, key, namespace)
 	}
@@ -42,7 +52,7 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	if fed.GetDeletionTimestamp() != nil {
 		return c.deleting(ctx, fed)
 	}
-	if federatedtypes.Local(fed) {
+	if c.local(fed) {
 		c.keepLocal(key, fed)
 		return nil
 	}
@@ -60,6 +70,11 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	}
 	// Each cluster gets its own desired object when the workload is divided.
 	fed, placed, desiredIn, planned, err := c.divide(ctx, fed, placed, desired, hash)
+	if apierrors.IsNotFound(err) || errors.Is(err, errHPAGone) {
+		// Deleted while our cache still had it: its tombstone brings the
+		// key back (deletion.go, tombstones.go).
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -99,11 +114,12 @@ func (c *Controller) current(key string) (*unstructured.Unstructured, error) {
 	return cached.DeepCopy(), nil
 }
 
-// ensureFinalizer adds our finalizer when the admission plugin did not,
-// and returns the object as written; nil when our cache was behind and
-// the object is looked at again shortly.
+// ensureFinalizer adds our finalizer to a Namespace when the admission
+// plugin did not, and returns the object as written; nil when our cache was
+// behind and the object is looked at again shortly. Other objects get none:
+// their deletions are recorded in tombstones (tombstones.go).
 func (c *Controller) ensureFinalizer(ctx context.Context, key string, fed *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	if slices.Contains(fed.GetFinalizers(), Finalizer) {
+	if c.typ.Resource != federatedtypes.Namespaces.Resource || slices.Contains(fed.GetFinalizers(), Finalizer) {
 		return fed, nil
 	}
 	fed.SetFinalizers(append(fed.GetFinalizers(), Finalizer))

@@ -79,7 +79,8 @@ func (c *Controller) strays() map[string][]*unstructured.Unstructured {
 			if _, never := federatedtypes.NeverPropagatedIn(c.never, c.typ.Resource.GroupResource(), obj.GetNamespace(), obj.GetName()); never || !OurCopy(obj, name, uid) {
 				continue
 			}
-			if _, err := c.get(obj.GetNamespace(), obj.GetName()); apierrors.IsNotFound(err) {
+			// A copy whose object has a tombstone is being deleted.
+			if _, err := c.get(obj.GetNamespace(), obj.GetName()); apierrors.IsNotFound(err) && !c.tombstoned(key(obj.GetNamespace(), obj.GetName())) {
 				found = append(found, obj)
 			}
 		}

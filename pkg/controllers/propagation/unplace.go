@@ -14,7 +14,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/federation-v1/federation/pkg/clusterselector"
-	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
 // unplaceRecheck is how soon an object whose unplace was prevented is
@@ -68,7 +67,7 @@ func (c *Controller) unselected(ctx context.Context, cluster string, fed *unstru
 	case err != nil:
 		return false, "", fmt.Errorf("reading %s: %w", c.what(key(fed.GetNamespace(), fed.GetName())), err)
 	}
-	if federatedtypes.Local(live) {
+	if c.local(live) {
 		return true, "", nil
 	}
 	cl := c.usableCluster(cluster)

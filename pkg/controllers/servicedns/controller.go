@@ -174,7 +174,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	var desired []dnsprovider.RecordSet
 	// A Service being deleted loses its names at once, not only when its
 	// member copies are gone (that may wait for an Offline cluster).
-	if err == nil && obj.Spec.Type == corev1.ServiceTypeLoadBalancer && obj.DeletionTimestamp == nil && !c.never.Has(namespace) {
+	// A local Service has no copies, so nothing to name.
+	if err == nil && obj.Spec.Type == corev1.ServiceTypeLoadBalancer && obj.DeletionTimestamp == nil && !c.never.Has(namespace) && !federatedtypes.Local(obj) {
 		clusters, err := c.clustersOf(obj)
 		if err == nil {
 			desired, err = dnsrecords.Desired(ctx, c.opts.Records, svc, clusters)

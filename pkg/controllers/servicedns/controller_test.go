@@ -217,6 +217,20 @@ func TestAServiceOfANeverPropagatedNamespaceGetsNoRecords(t *testing.T) {
 	assert.Empty(t, f.records(t), "and widened again")
 }
 
+// A local Service has no copies: no names, and names it had before go.
+func TestALocalServiceGetsNoRecords(t *testing.T) {
+	svc := service(allThree)
+	f := newFixture(t, threeClusters, svc)
+	require.NoError(t, f.c.sync(context.Background(), "default/nginx"))
+	require.NotEmpty(t, f.records(t))
+
+	local := svc.DeepCopy()
+	local.Labels = map[string]string{federationv1beta1.LocalLabel: "true"}
+	require.NoError(t, f.services.Core().V1().Services().Informer().GetIndexer().Update(local))
+	require.NoError(t, f.c.sync(context.Background(), "default/nginx"))
+	assert.Empty(t, f.records(t))
+}
+
 // A Cluster that leaves takes its addresses, zones and region along: its
 // deletion brings every LoadBalancer Service back, and once the last
 // cluster is gone the Service has no name left.

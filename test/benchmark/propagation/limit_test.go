@@ -65,9 +65,9 @@ func (bn *bench) burstLimit(ctx context.Context) time.Duration {
 		len(bn.clusters), o.spread(limitNames, start, present("1")), used["benchmark"].CPUSeconds,
 		used[localplane.APIServer].CPUSeconds, members, machine))
 
-	// Clear the way, untimed. The objects at the federation carry the
-	// federation's finalizer (admission sets it), so they go once the
-	// controller manager, resumed, has let them go.
+	// Clear the way, untimed. The objects at the federation go at once;
+	// the controller manager, resumed, deletes their copies from their
+	// tombstones.
 	bn.check(bn.deleteAtFederation(ctx, limitNames))
 	resume()
 	bn.check(bn.refEverywhere(len(limitNames), func(c string, i int) error {

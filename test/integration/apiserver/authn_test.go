@@ -106,6 +106,8 @@ func TestBootstrapPolicy(t *testing.T) {
 		{"watch", "deployments.apps"}, {"update", "deployments.apps/status"}, {"update", "services/federation-ingresses"},
 		{"list", "secrets", "-n", "federation-system"}, {"update", "clusters.federation/status"}, {"create", "events"},
 		{"update", "horizontalpodautoscalers.autoscaling"}, {"patch", "namespaces"},
+		// Deployments' revision history (deploymenthistory).
+		{"create", "replicasets.apps"}, {"delete", "replicasets.apps"}, {"update", "replicasets.apps/status"},
 	} {
 		assert.Equal(t, "yes", canI(t, admin, append(allowed, as...)...), "%v", allowed)
 	}

@@ -78,10 +78,22 @@ func TestEndpoints(t *testing.T) {
 		assert.Equal(t, "ok", body, path)
 	}
 
+	// The Kubernetes release served, carrying the federation's build.
 	_, body := shared.request(t, http.MethodGet, "/version", goodToken, "", "")
-	var version struct{ GitVersion, Major, Minor string }
+	var version struct{ GitVersion, GitCommit, Major, Minor string }
 	require.NoError(t, json.Unmarshal([]byte(body), &version), body)
-	assert.Equal(t, "v1.36.3", version.GitVersion)
+	require.NotEmpty(t, fedVersion)
+	assert.Equal(t, "v1.36.3+federation."+fedVersion, version.GitVersion)
+	assert.Len(t, version.GitCommit, 40, "the federation's commit")
+	assert.Equal(t, []string{"1", "36"}, []string{version.Major, version.Minor})
+	for _, path := range kubectls {
+		// kubectl parses gitVersion as semver for its skew warning.
+		k := newKubectl(t, path, shared.tokenConfig)
+		var versions struct{ ServerVersion struct{ GitVersion string } }
+		out := k.must(t, "", "version", "-o", "json")
+		require.NoError(t, json.Unmarshal([]byte(out), &versions), out)
+		assert.Equal(t, "v1.36.3+federation."+fedVersion, versions.ServerVersion.GitVersion, k.version())
+	}
 
 	status, body := shared.request(t, http.MethodGet, "/metrics", goodToken, "", "")
 	assert.Equal(t, http.StatusOK, status)

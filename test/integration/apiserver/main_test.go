@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/federation-v1/federation/test/buildversion"
 )
 
 // kubectls are the kubectl binaries every test drives the server with.
@@ -19,6 +21,9 @@ var kubectls = []string{
 
 // binary is the federation-apiserver built once for the package.
 var binary string
+
+// fedVersion is the federation's version the binary was built with (git describe).
+var fedVersion string
 
 // shared is the server most tests share; restart tests start their own.
 var shared *server
@@ -35,7 +40,12 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binary = filepath.Join(dir, "federation-apiserver")
-	build := exec.Command("go", "build", "-o", binary, "github.com/federation-v1/federation/federation-apiserver")
+	var ldflags string
+	if ldflags, fedVersion, err = buildversion.LDFlags(); err != nil {
+		fmt.Fprintln(os.Stderr, "the federation's version:", err)
+		return 1
+	}
+	build := exec.Command("go", "build", "-ldflags", ldflags, "-o", binary, "github.com/federation-v1/federation/federation-apiserver")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building federation-apiserver:", err)

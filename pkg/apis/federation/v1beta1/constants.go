@@ -19,6 +19,12 @@ const FederationLabel = "federation.kubernetes.io/federation-name"
 // manager has deleted or orphaned its copies in the member clusters.
 const FinalizerDeleteFromUnderlyingClusters = "federation.kubernetes.io/delete-from-underlying-clusters"
 
+// TombstoneLabel marks a tombstone: a ConfigMap in SystemNamespace that the
+// federation apiserver writes as it deletes a federated object (other than
+// a Namespace), so that the controller manager deletes its member copies
+// afterwards. Its value is the object's resource.group ("deployments.apps").
+const TombstoneLabel = "federation.kubernetes.io/tombstone"
+
 // Annotations written by the controller manager.
 const (
 	// AppliedHashAnnotation on a member copy holds the hash of what the

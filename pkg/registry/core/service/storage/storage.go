@@ -1,8 +1,9 @@
 // Package storage is the REST storage of federated Services: Kubernetes'
 // own Service strategy (defaulting, validation, status handling) on a plain
-// generic store. A federated Service allocates no cluster IP or node port of
-// its own (each member cluster does), so none of kube-apiserver's allocators
-// are involved.
+// generic store, and Kubernetes' cluster IP allocator for the federation's
+// virtual cluster IPs (clusterip.go). A federated Service allocates no node
+// port (each member cluster does), and its cluster IP is the federation's
+// alone: each member allocates its own.
 package storage
 
 import (
@@ -14,11 +15,13 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/util/dryrun"
 	api "k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/kubernetes/pkg/printers"
 	printersinternal "k8s.io/kubernetes/pkg/printers/internalversion"
 	printerstorage "k8s.io/kubernetes/pkg/printers/storage"
 	svcreg "k8s.io/kubernetes/pkg/registry/core/service"
+	"k8s.io/kubernetes/pkg/registry/core/service/ipallocator"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
@@ -34,7 +37,12 @@ var (
 )
 
 // NewREST returns the storage of services and of their status subresource.
-func NewREST(optsGetter generic.RESTOptionsGetter) (*REST, *StatusREST, error) {
+// Services get their cluster IP from ips; with nil ips they get none.
+func NewREST(optsGetter generic.RESTOptionsGetter, ips ipallocator.Interface) (*REST, *StatusREST, error) {
+	begin := beginHooks{}
+	if ips != nil {
+		begin.ips = &clusterIPs{alloc: ips}
+	}
 	store := &genericregistry.Store{
 		NewFunc:                   func() runtime.Object { return &api.Service{} },
 		NewListFunc:               func() runtime.Object { return &api.ServiceList{} },
@@ -48,14 +56,9 @@ func NewREST(optsGetter generic.RESTOptionsGetter) (*REST, *StatusREST, error) {
 		DeleteStrategy:      svcreg.Strategy,
 		ResetFieldsStrategy: svcreg.Strategy,
 
-		BeginCreate: func(_ context.Context, obj runtime.Object, _ *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
-			syncClusterIPs(obj.(*api.Service))
-			return func(context.Context, bool) {}, nil
-		},
-		BeginUpdate: func(_ context.Context, obj, _ runtime.Object, _ *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
-			syncClusterIPs(obj.(*api.Service))
-			return func(context.Context, bool) {}, nil
-		},
+		BeginCreate: begin.create,
+		BeginUpdate: begin.update,
+		AfterDelete: begin.afterDelete,
 
 		TableConvertor: printerstorage.TableConvertor{TableGenerator: printers.NewTableGenerator().With(printersinternal.AddHandlers)},
 	}
@@ -66,7 +69,39 @@ func NewREST(optsGetter generic.RESTOptionsGetter) (*REST, *StatusREST, error) {
 	statusStore := *store
 	statusStore.UpdateStrategy = svcreg.StatusStrategy
 	statusStore.ResetFieldsStrategy = svcreg.StatusStrategy
+	// Status writes keep the spec as it is: nothing to allocate.
+	statusStore.BeginUpdate = nil
 	return &REST{store}, &StatusREST{store: &statusStore}, nil
+}
+
+// beginHooks prepare a Service's write: spec.clusterIPs in step with
+// spec.clusterIP, and with ips, its cluster IP allocated.
+type beginHooks struct {
+	ips *clusterIPs
+}
+
+func (b beginHooks) create(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
+	svc := obj.(*api.Service)
+	syncClusterIPs(svc)
+	if b.ips == nil {
+		return noop, nil
+	}
+	return b.ips.beginCreate(ctx, svc, dryrun.IsDryRun(options.DryRun))
+}
+
+func (b beginHooks) update(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
+	svc := obj.(*api.Service)
+	syncClusterIPs(svc)
+	if b.ips == nil {
+		return noop, nil
+	}
+	return b.ips.beginUpdate(ctx, svc, old.(*api.Service), dryrun.IsDryRun(options.DryRun))
+}
+
+func (b beginHooks) afterDelete(obj runtime.Object, options *metav1.DeleteOptions) {
+	if b.ips != nil {
+		b.ips.afterDelete(obj, options)
+	}
 }
 
 // syncClusterIPs fills spec.clusterIPs from spec.clusterIP when only the

@@ -1,0 +1,89 @@
+package propagation
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/federation-v1/federation/pkg/federatedtypes"
+)
+
+func loadBalancerService() *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": "web", "namespace": "ns", "finalizers": []any{Finalizer}},
+		"spec": map[string]any{"type": "LoadBalancer", "selector": map[string]any{"app": "web"},
+			"ports": []any{map[string]any{"port": int64(80), "protocol": "TCP"}}}}}
+}
+
+// storeServicesAsKubernetes makes a fake member create Services as
+// kube-apiserver does: no generation, a cluster IP of its own.
+func storeServicesAsKubernetes(members *fakeMembers, cluster string) {
+	members.clients[cluster].PrependReactor("create", "services", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		obj := a.(clienttesting.CreateAction).GetObject().(*unstructured.Unstructured).DeepCopy()
+		obj.SetResourceVersion("1")
+		obj.SetUID(types.UID("uid-" + obj.GetName()))
+		_ = unstructured.SetNestedField(obj.Object, "10.0.0.5", "spec", "clusterIP")
+		members.put(cluster, obj)
+		return true, obj, nil
+	})
+}
+
+func TestAMemberStatusWriteIsNoDrift(t *testing.T) {
+	svcs := federatedtypes.ByName("services")
+	members := newFakeMembers([]string{"c1"})
+	storeServicesAsKubernetes(members, "c1")
+	tc := newTestController(t, svcs, members, loadBalancerService())
+	require.NoError(t, tc.sync(t, "ns/web"))
+	require.Equal(t, []string{"create"}, members.memberActions("c1"))
+	tc.events()
+
+	// The member's load balancer writes the copy's status: a new
+	// resourceVersion, nothing else of it changed.
+	copy1, ok := members.Get("c1", svcs.Resource, "ns", "web")
+	require.True(t, ok)
+	withStatus := copy1.DeepCopy()
+	withStatus.SetResourceVersion("2")
+	withStatus.Object["status"] = map[string]any{"loadBalancer": map[string]any{"ingress": []any{map[string]any{"ip": "127.1.1.1"}}}}
+	members.put("c1", withStatus)
+	tc.MemberChanged("c1", svcs.Resource, withStatus)
+	require.NoError(t, tc.sync(t, "ns/web"))
+	assert.Equal(t, []string{"create"}, members.memberActions("c1"), "a status write is not drift")
+	for _, e := range tc.events() {
+		assert.NotContains(t, e, "Restored")
+	}
+
+	// Somebody changes its spec there: that is drift.
+	edited := withStatus.DeepCopy()
+	edited.SetResourceVersion("3")
+	_ = unstructured.SetNestedField(edited.Object, map[string]any{"app": "other"}, "spec", "selector")
+	members.put("c1", edited)
+	tc.MemberChanged("c1", svcs.Resource, edited)
+	require.NoError(t, tc.sync(t, "ns/web"))
+	assert.Contains(t, members.memberActions("c1"), "patch:"+string(types.ApplyPatchType))
+	assert.Contains(t, strings.Join(tc.events(), "\n"), "Restored Service ns/web in cluster c1: it was changed there")
+}
+
+func TestShapeIgnoresStatusAndWriteBookkeeping(t *testing.T) {
+	svc := loadBalancerService()
+	svc.SetResourceVersion("1")
+	before, ok := shape(svc)
+	require.True(t, ok)
+	after := svc.DeepCopy()
+	after.SetResourceVersion("2")
+	after.Object["status"] = map[string]any{"loadBalancer": map[string]any{}}
+	after.Object["metadata"].(map[string]any)["managedFields"] = []any{map[string]any{"manager": "lbsim", "subresource": "status"}}
+	got, _ := shape(after)
+	assert.Equal(t, before, got, "status, resourceVersion and managed fields")
+	after.SetLabels(map[string]string{"by": "hand"})
+	got, _ = shape(after)
+	assert.NotEqual(t, before, got, "a label")
+
+	_, ok = shape(&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}}})
+	assert.False(t, ok, "metadata only: nothing to digest")
+}
