@@ -21,6 +21,7 @@ func init() {
 	attacks["workloads: a Deployment in kube-system never reaches the member"] = workloadsInKubeSystem
 	attacks["preferences: weights above 2^31-1 are refused"] = preferencesHugeWeights
 	attacks["ownership: an unknown conflict resolution is refused"] = ownershipBadAnnotations
+	attacks["services: a cluster IP outside the federation's range, or taken, is refused"] = serviceClusterIPs
 	attacks["dns: a tenant cannot write service-ingresses"] = dnsTenantIngresses
 	attacks["dns: a Service in federation-system gets no records"] = dnsFederationSystemService
 }
@@ -191,6 +192,27 @@ func ownershipBadAnnotations(f *fixture) {
 		assert.ErrorContains(f.t, err, "is invalid")
 		assert.ErrorContains(f.t, err, fmt.Sprintf("metadata.annotations[%s]: Unsupported value: %q", key, value))
 		out, err = f.as(tenant, "get", "configmap", "sec-owned", "-n", tenantNamespace)
+		require.Error(f.t, err, out)
+		assert.ErrorContains(f.t, err, "NotFound")
+	}
+}
+
+// serviceClusterIPs: a tenant asks for a member-range address (a member's
+// DNS Service's, say) or the federation's own kubernetes Service's; both
+// are refused with a 422 naming the field, and nothing is stored.
+func serviceClusterIPs(f *fixture) {
+	for ip, why := range map[string]string{
+		"10.96.0.10": "is not in the valid range. The range of valid IPs is 198.18.0.0/16",
+		"198.18.0.1": "provided IP is already allocated",
+	} {
+		manifest := fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata: {name: sec-ip, namespace: %s}\n"+
+			"spec: {clusterIP: %q, ports: [{port: 53}]}\n", tenantNamespace, ip)
+		out, err := f.applyAs(tenant, manifest)
+		require.Error(f.t, err, out)
+		assert.ErrorContains(f.t, err, "is invalid")
+		assert.ErrorContains(f.t, err, "spec.clusterIPs[0]")
+		assert.ErrorContains(f.t, err, why)
+		out, err = f.as(tenant, "get", "service", "sec-ip", "-n", tenantNamespace)
 		require.Error(f.t, err, out)
 		assert.ErrorContains(f.t, err, "NotFound")
 	}
