@@ -11,7 +11,7 @@ DEMO_DIR  ?= $(CURDIR)/.run/demo
 # The e2e suites start real clusters: keep one package at a time on small machines.
 TEST_FLAGS ?= -count=1 -p 1 -timeout 50m
 
-.PHONY: help build tools test test-unit conformance lint bench bench-apiserver bench-dns run stop up down demo demo-down clean distclean
+.PHONY: help build tools test test-unit conformance faults lint bench bench-apiserver bench-dns run stop up down demo demo-down clean distclean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -22,6 +22,7 @@ VERSION_LDFLAGS := $(shell hack/version-ldflags.sh)
 build: ## build every binary of the project into bin/
 	$(GO) build -ldflags "$(VERSION_LDFLAGS)" -o bin/ ./federation-apiserver ./federation-controller-manager ./kubefed ./test/cmd/memberenv
 	$(GO) build -ldflags "$(VERSION_LDFLAGS)" -o bin/federation-dns ./dns
+	$(GO) build -o bin/etcd go.etcd.io/etcd/server/v3
 
 tools: build ## build (once) and cache etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok and helm
 	bin/memberenv build
@@ -42,6 +43,9 @@ test-unit: ## run only the fast tests (no clusters)
 conformance: tools ## Kubernetes' conformance tests for the served types (e2e.test built once) against a federation with 3 members
 	CONFORMANCE_FOCUS='$(FOCUS)' $(GO) test -count=1 -timeout 40m -v -run '^TestConformance' ./test/e2e/conformance/
 
+faults: tools ## the fault matrix (docs/reliability.md): an HA federation, 3 members, six faults; table in .run/faults/results.md
+	$(GO) test -count=1 -timeout 30m -v -run '^TestFaultMatrix$$' ./test/e2e/faults/
+
 # make bench: member cluster counts, one federation each (1,3,6,10), and the
 # scenarios (burst,delete,steady,deployments).
 CLUSTERS  ?= 1,3
@@ -60,10 +64,17 @@ bench-apiserver: tools ## federation-apiserver against kube-apiserver: throughpu
 bench-dns: tools ## federation-dns: queries/s and p99 against an in-memory server; member endpoint change to DNS answer
 	$(GO) test ./test/integration/dns ./test/e2e/dns -run '^$$' -bench . -benchtime 1x
 
-lint: ## gofmt, go vet, generated code up to date
+# kubefed runs on people's machines: it must build for macOS and arm64 too.
+KUBEFED_PLATFORMS ?= darwin/amd64 darwin/arm64 linux/arm64
+
+lint: ## gofmt, go vet, generated code up to date, kubefed builds for $(KUBEFED_PLATFORMS)
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	hack/verify-codegen.sh
+	@for p in $(KUBEFED_PLATFORMS); do \
+	  echo "GOOS=$${p%/*} GOARCH=$${p#*/} go build ./kubefed"; \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -o /dev/null ./kubefed || exit 1; \
+	done
 
 DNS_ZONE  ?= example.com.
 

@@ -38,6 +38,11 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.SecureServing.ApplyTo(&generic.SecureServing, &generic.LoopbackClientConfig); err != nil {
 		return nil, fmt.Errorf("configuring HTTPS serving: %w", err)
 	}
+	if o.SecureServing.PermitPortSharing {
+		if err := ownLoopback(generic.SecureServing, generic.LoopbackClientConfig); err != nil {
+			return nil, err
+		}
+	}
 	if err := o.Authentication.ApplyTo(&generic.Config); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
+	componentbaseconfig "k8s.io/component-base/config"
+	componentbaseoptions "k8s.io/component-base/config/options"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/clusterhealth"
@@ -41,6 +43,11 @@ type Options struct {
 	FederationName string
 	// DNS configures the service DNS controller; it runs only with a provider config.
 	DNS DNSOptions
+	// LeaderElection elects the one controller manager of several that runs
+	// the controllers, with kube-controller-manager's flags and defaults.
+	LeaderElection componentbaseconfig.LeaderElectionConfiguration
+	// ShutdownTimeout bounds how long the controllers may take to stop.
+	ShutdownTimeout time.Duration
 }
 
 // DNSOptions say where the service DNS records go.
@@ -68,8 +75,10 @@ func NewOptions() *Options {
 			Thresholds: clusterhealth.DefaultThresholds,
 			Workers:    10,
 		},
-		QPS:   100,
-		Burst: 200,
+		QPS:             100,
+		Burst:           200,
+		LeaderElection:  defaultLeaderElection(),
+		ShutdownTimeout: 30 * time.Second,
 		Propagation: propagation.Options{
 			// Per type: objects reconciled in parallel, and writes in flight
 			// per member (enough to keep its client's QPS busy: make bench).
@@ -111,6 +120,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DNS.ProviderConfig, "dns-provider-config", o.DNS.ProviderConfig, "coredns-provider.conf (v1 format: etcd-endpoints, zones, coredns-endpoints); without it the service-dns controller does not run")
 	fs.StringVar(&o.DNS.ZoneName, "dns-zone-name", o.DNS.ZoneName, "DNS zone of the federation, e.g. example.com. (default: the provider config's first zone)")
 	fs.Int64Var(&o.DNS.TTL, "dns-ttl", o.DNS.TTL, "TTL in seconds of the service DNS records")
+	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fs)
+	fs.DurationVar(&o.ShutdownTimeout, "controller-shutdown-timeout", o.ShutdownTimeout, "how long the controllers may take to stop on SIGTERM or SIGINT (or when one fails) before the controller manager exits with an error")
 }
 
 // Validate returns every problem of the options at once.
@@ -165,6 +176,10 @@ func (o *Options) Validate() error {
 	}
 	if o.Cluster.Workers < 1 {
 		errs = append(errs, errors.New("--concurrent-cluster-syncs must be at least 1"))
+	}
+	errs = append(errs, validateLeaderElection(o.LeaderElection)...)
+	if o.ShutdownTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--controller-shutdown-timeout %s: must be positive", o.ShutdownTimeout))
 	}
 	return errors.Join(errs...)
 }

@@ -9,7 +9,9 @@ import (
 
 	"github.com/spf13/pflag"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/healthz"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/component-base/metrics/legacyregistry"
 	controllermanager "k8s.io/controller-manager/app"
 	netutils "k8s.io/utils/net"
@@ -72,8 +74,10 @@ func (o ServingOptions) complete(kubeconfig string) error {
 }
 
 // serve serves /healthz, /metrics and /debug/pprof/ until ctx ends; it
-// returns early only on error.
-func serve(ctx context.Context, o ServingOptions) error {
+// returns early only on error. /healthz and /livez fail when leader is
+// not nil and this controller manager leads on a lease it could not renew
+// (client-go's leader election health check).
+func serve(ctx context.Context, o ServingOptions, leader *leaderelection.HealthzAdaptor) error {
 	var serving *genericapiserver.SecureServingInfo
 	if err := o.SecureServing.ApplyTo(&serving); err != nil {
 		return fmt.Errorf("configuring HTTPS serving: %w", err)
@@ -91,10 +95,13 @@ func serve(ctx context.Context, o ServingOptions) error {
 		return fmt.Errorf("configuring delegated authorization: %w", err)
 	}
 	mux := http.NewServeMux()
-	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }
-	for _, path := range []string{"/healthz", "/readyz", "/livez"} {
-		mux.HandleFunc(path, ok)
+	checks := []healthz.HealthChecker{healthz.PingHealthz}
+	if leader != nil {
+		checks = append(checks, leader)
 	}
+	healthz.InstallHandler(mux, checks...)
+	healthz.InstallLivezHandler(mux, checks...)
+	healthz.InstallReadyzHandler(mux, healthz.PingHealthz)
 	mux.Handle("/metrics", legacyregistry.Handler())
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)

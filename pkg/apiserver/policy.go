@@ -22,11 +22,22 @@ func bootstrapPolicy() *rbacrest.PolicyData {
 	return &rbacrest.PolicyData{
 		ClusterRoles:               append(bootstrappolicy.ClusterRoles(), federationClusterRoles()...),
 		ClusterRoleBindings:        append(bootstrappolicy.ClusterRoleBindings(), federationClusterRoleBindings()...),
-		Roles:                      federationRoles(),
-		RoleBindings:               federationRoleBindings(),
+		Roles:                      byNamespace(federationRoles(), leaderElectionRoles()),
+		RoleBindings:               byNamespace(federationRoleBindings(), leaderElectionRoleBindings()),
 		ClusterRolesToAggregate:    map[string]string{},
 		ClusterRoleBindingsToSplit: map[string]rbacv1.ClusterRoleBinding{},
 	}
+}
+
+// byNamespace merges namespaced roles or bindings given by namespace.
+func byNamespace[T any](sets ...map[string][]T) map[string][]T {
+	out := map[string][]T{}
+	for _, set := range sets {
+		for ns, items := range set {
+			out[ns] = append(out[ns], items...)
+		}
+	}
+	return out
 }
 
 // federationClusterRoles are the federation's own cluster roles: what

@@ -9,6 +9,7 @@ import (
 	authorizationinstall "k8s.io/kubernetes/pkg/apis/authorization/install"
 	autoscalinginstall "k8s.io/kubernetes/pkg/apis/autoscaling/install"
 	batchinstall "k8s.io/kubernetes/pkg/apis/batch/install"
+	coordinationinstall "k8s.io/kubernetes/pkg/apis/coordination/install"
 	coreinstall "k8s.io/kubernetes/pkg/apis/core/install"
 	extensionsinstall "k8s.io/kubernetes/pkg/apis/extensions/install"
 	networkinginstall "k8s.io/kubernetes/pkg/apis/networking/install"
@@ -30,6 +31,7 @@ func init() {
 	rbacinstall.Install(legacyscheme.Scheme)
 	authorizationinstall.Install(legacyscheme.Scheme)
 	authenticationinstall.Install(legacyscheme.Scheme)
+	coordinationinstall.Install(legacyscheme.Scheme)
 	federationinstall.Install(legacyscheme.Scheme)
 
 	// The types every API server needs for discovery and errors.

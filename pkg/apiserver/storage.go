@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -22,7 +23,7 @@ var coreV1 = schema.GroupVersion{Version: "v1"}
 
 // apiGroups builds the REST storage of every served group: each federated
 // type under each group/version the table serves it under, then what the
-// federation serves without propagating it (events, clusters). The legacy
+// federation serves without propagating it (events, clusters, leases). The legacy
 // core group ("/api/v1") is returned separately because it is installed
 // under another prefix. Services get their cluster IPs from serviceIPs.
 func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, serviceIPs ipallocator.Interface) (legacy *genericapiserver.APIGroupInfo, groups []*genericapiserver.APIGroupInfo, err error) {
@@ -60,6 +61,11 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, service
 		return nil, nil, fmt.Errorf("creating clusters storage: %w", err)
 	}
 	served.add(federationv1beta1.SchemeGroupVersion, clusters)
+	leases, err := leasesStores(getter)
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating leases storage: %w", err)
+	}
+	served.add(coordinationv1.SchemeGroupVersion, leases)
 
 	for _, group := range served.groups() {
 		info := genericapiserver.NewDefaultAPIGroupInfo(group, legacyscheme.Scheme, metav1.ParameterCodec, legacyscheme.Codecs)
@@ -83,7 +89,7 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, service
 // servedGroupVersions are the group/versions the server serves, for the
 // storage factory's resource configuration.
 func servedGroupVersions() []schema.GroupVersion {
-	gvs := []schema.GroupVersion{coreV1, federationv1beta1.SchemeGroupVersion}
+	gvs := []schema.GroupVersion{coreV1, federationv1beta1.SchemeGroupVersion, coordinationv1.SchemeGroupVersion}
 	for _, t := range federatedtypes.All {
 		gvs = append(gvs, t.ServedVersions()...)
 	}

@@ -8,6 +8,7 @@ import (
 	replicasetstore "k8s.io/kubernetes/pkg/registry/apps/replicaset/storage"
 	hpastore "k8s.io/kubernetes/pkg/registry/autoscaling/horizontalpodautoscaler/storage"
 	jobstore "k8s.io/kubernetes/pkg/registry/batch/job/storage"
+	leasestore "k8s.io/kubernetes/pkg/registry/coordination/lease/storage"
 	configmapstore "k8s.io/kubernetes/pkg/registry/core/configmap/storage"
 	eventstore "k8s.io/kubernetes/pkg/registry/core/event/storage"
 	namespacestore "k8s.io/kubernetes/pkg/registry/core/namespace/storage"
@@ -91,4 +92,12 @@ func eventsStores(getter generic.RESTOptionsGetter, ttlSeconds uint64) (map[stri
 func clusterStores(getter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
 	clusters, status, err := clusterstore.NewREST(getter)
 	return map[string]rest.Storage{"clusters": clusters, "clusters/status": status}, err
+}
+
+// leasesStores is the storage of coordination.k8s.io Leases: the
+// federation's own locks (the controller managers' leader election),
+// never propagated.
+func leasesStores(getter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	leases, err := leasestore.NewREST(getter)
+	return map[string]rest.Storage{"leases": leases}, err
 }

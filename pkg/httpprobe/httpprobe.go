@@ -26,6 +26,13 @@ func GetOK(ctx context.Context, url string) error {
 func GetOKAs(ctx context.Context, url, token string) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
+	return GetOKWith(ctx, client, url, token)
+}
+
+// GetOKWith fails unless GET url with c (and the bearer token, if any)
+// answers 200, for a caller that verifies the server or picks its
+// connections itself; ctx bounds it.
+func GetOKWith(ctx context.Context, c *http.Client, url, token string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
@@ -33,7 +40,7 @@ func GetOKAs(ctx context.Context, url, token string) error {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := client.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ type initOptions struct {
 	dnsProviderConfig  string
 	dnsPort            int
 	dryRun             bool
+	ha                 bool
 	// find locates the control plane's binaries.
 	find func(program string) (string, error)
 }
@@ -44,10 +45,18 @@ background processes whose credentials, data and logs live in the data folder
 (~/.federation/FEDERATION_NAME, or --data-dir). The folder is recorded in
 ~/.federation/registry.json, so that start, stop, delete, backup and restore
 find it by the name alone. A kubeconfig context FEDERATION_NAME is added; the
-current context is left alone.`,
+current context is left alone.
+
+With --ha the control plane survives the loss of any one process: a 3-member
+etcd cluster (etcd-0..2; none with --etcd-servers), two federation-apiservers
+sharing one port (the kubeconfig's one address) and two controller managers,
+one leading, the other standing by.`,
 		Example: `  # A federation on this machine
   kubefed init fed --local
-  kubectl --context=fed get clusters`,
+  kubectl --context=fed get clusters
+
+  # The high-availability topology
+  kubefed init fed --local --ha`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.complete(args); err != nil {
@@ -71,6 +80,7 @@ current context is left alone.`,
 	f.StringVar(&o.dnsProviderConfig, "dns-provider-config", "", "coredns-provider.conf of an existing etcd/CoreDNS to use instead of starting federation-dns")
 	f.IntVar(&o.dnsPort, "dns-port", 0, "port of federation-dns on the bind address, UDP and TCP (default: a free port; 53 needs root)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print what would be done, and do nothing")
+	f.BoolVar(&o.ha, "ha", false, "high availability: a 3-member etcd cluster (unless --etcd-servers), two apiservers sharing the one address, two controller managers electing a leader")
 	return cmd
 }
 
@@ -96,6 +106,9 @@ func (o *initOptions) validate() error {
 	var errs []error
 	if !o.local {
 		errs = append(errs, errors.New("running the control plane in a host cluster is not supported yet: use --local"))
+		if o.ha {
+			errs = append(errs, errors.New("--ha is a topology of local processes: add --local"))
+		}
 	}
 	switch {
 	case o.dnsProvider != "" && o.dnsProvider != "coredns":
@@ -127,6 +140,7 @@ func (o *initOptions) run(cmd *cobra.Command, out io.Writer) error {
 		Name: o.name, Dir: o.dataDir, AdvertiseAddress: o.advertiseAddress,
 		Port: o.port, EtcdServers: o.etcdServers,
 		DNSZone: o.dnsZoneName, DNSPort: o.dnsPort, DNSProviderConfig: o.dnsProviderConfig,
+		HA: o.ha,
 	})
 	if err != nil {
 		return err

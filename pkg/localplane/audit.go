@@ -48,6 +48,14 @@ rules:
     resources: ["events"]
 - level: None
   users: ["system:apiserver"]
+# The controller managers' leader election renews its Lease every few
+# seconds, and a standby reads it as often.
+- level: None
+  users: ["system:federation-controller-manager"]
+  namespaces: ["federation-system"]
+  resources:
+  - group: coordination.k8s.io
+    resources: ["leases"]
 # The controller manager's own writes (finalizers, status, Cluster
 # health) are frequent and follow what people did: who and what only.
 - level: Metadata

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -20,12 +21,12 @@ const (
 	controllersServingKey  = "pki/controller-manager-serving.key"
 )
 
-// controllerManagerServingArgs serve the controller manager's /healthz,
-// /metrics and /debug/pprof/ over HTTPS on ControllerManagerAddress; it
-// authenticates client certificates of the plane's CA itself and asks the
-// federation apiserver about tokens and permissions.
-func controllerManagerServingArgs(p *Plane) []string {
-	host, port, err := net.SplitHostPort(p.ControllerManagerAddress)
+// controllerManagerServingArgs serve a controller manager's /healthz,
+// /metrics and /debug/pprof/ over HTTPS on address; it authenticates client
+// certificates of the plane's CA itself and asks the federation apiserver
+// about tokens and permissions.
+func controllerManagerServingArgs(p *Plane, address string) []string {
+	host, port, err := net.SplitHostPort(address)
 	if err != nil {
 		host, port = "127.0.0.1", "0"
 	}
@@ -41,7 +42,9 @@ func controllerManagerServingArgs(p *Plane) []string {
 // ControllerManagerServingArgs are the flags that serve the controller
 // manager's endpoints as the plane does, for a controller manager started
 // by hand (tests) on the plane's address.
-func (p *Plane) ControllerManagerServingArgs() []string { return controllerManagerServingArgs(p) }
+func (p *Plane) ControllerManagerServingArgs() []string {
+	return controllerManagerServingArgs(p, p.ControllerManagerAddress)
+}
 
 // ensureControllerManagerServingCert issues the serving certificate unless
 // the plane has it (planes made before it existed get it at their next
@@ -61,7 +64,8 @@ func (p *Plane) ensureControllerManagerServingCert() error {
 
 // ControllerManagerClient returns a client of the controller manager's
 // HTTPS endpoints that verifies it and authenticates as the plane's
-// admin, and their base URL.
+// admin, and their base URL (the first instance's in an HA plane: see
+// ControllerManagerURL for the others; the client serves them all).
 func (p *Plane) ControllerManagerClient() (*http.Client, string, error) {
 	ca, err := os.ReadFile(p.path(caCert))
 	if err != nil {
@@ -77,4 +81,46 @@ func (p *Plane) ControllerManagerClient() (*http.Client, string, error) {
 	}
 	transport := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{admin}, MinVersion: tls.VersionTLS12}}
 	return &http.Client{Transport: transport, Timeout: 2 * time.Minute}, "https://" + p.ControllerManagerAddress, nil
+}
+
+// ControllerManagerURL is the base URL of the HTTPS endpoints (/healthz,
+// /metrics) of the controller manager instance, one of
+// Instances(ControllerManager); ControllerManagerClient's client reaches it.
+func (p *Plane) ControllerManagerURL(instance string) (string, error) {
+	for i, name := range p.Instances(ControllerManager) {
+		if name == instance {
+			return "https://" + p.controllerManagerAddress(i), nil
+		}
+	}
+	return "", fmt.Errorf("federation %q has no controller manager %q (it has %v)", p.Name, instance, p.Instances(ControllerManager))
+}
+
+// controllerManagerAddress serves the index-th controller manager.
+func (p *Plane) controllerManagerAddress(index int) string {
+	if index < len(p.ControllerManagerAddresses) {
+		return p.ControllerManagerAddresses[index]
+	}
+	return p.ControllerManagerAddress
+}
+
+// ControllerManagerMetrics reads the /metrics of the controller manager
+// serving at base (ControllerManagerURL), over HTTPS as the plane's admin.
+func (p *Plane) ControllerManagerMetrics(base string) (string, error) {
+	client, _, err := p.ControllerManagerClient()
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Get(base + "/metrics")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s/metrics: %s", base, resp.Status)
+	}
+	return string(body), nil
 }

@@ -45,14 +45,15 @@ const (
 type DNSServer struct {
 	// Address answers DNS queries (UDP and TCP).
 	Address string `json:"address"`
-	// EtcdEndpoints hold the records: the apiserver's embedded etcd, or the
-	// external one.
+	// EtcdEndpoints hold the records: the apiserver's embedded etcd, an HA
+	// plane's etcd members, or the external etcd.
 	EtcdEndpoints []string `json:"etcdEndpoints"`
 	// EmbeddedEtcdPort is where the apiserver's embedded etcd serves clients
 	// (0 with an external etcd).
 	EmbeddedEtcdPort int `json:"embeddedEtcdPort,omitempty"`
-	// EtcdTLS: the embedded etcd serves that port over TLS to clients with
-	// a certificate of the plane's etcd CA only. A plane made before is
+	// EtcdTLS: the etcd serves over TLS to clients with a certificate of
+	// the plane's etcd CA only (the embedded etcd's port, or an HA plane's
+	// members). A plane made before the embedded etcd's port had TLS is
 	// switched to it at its next start.
 	EtcdTLS bool `json:"etcdTLS,omitempty"`
 	// HealthAddress and ReadyAddress serve /health and /ready; MetricsAddress /metrics.
@@ -85,7 +86,10 @@ func (p *Plane) planDNS() error {
 		MetricsAddress: "127.0.0.1:" + strconv.Itoa(ports[3]),
 		EtcdEndpoints:  p.EtcdServers,
 	}
-	if len(p.EtcdServers) == 0 {
+	switch {
+	case len(p.EtcdMembers) > 0:
+		d.EtcdEndpoints, d.EtcdTLS = p.etcdClientURLs(), true
+	case len(p.EtcdServers) == 0:
 		port, err := freeport.Pick("127.0.0.1")
 		if err != nil {
 			return err
@@ -118,11 +122,14 @@ const (
 	etcdControllerKey  = "pki/etcd-controller-manager.key"
 )
 
-// createEtcdCredentials writes the etcd CA, the etcd's serving certificate
-// for 127.0.0.1 and the client certificates of federation-dns and the
-// controller manager, when the plane's DNS reads the embedded etcd.
+// createEtcdCredentials writes the etcd CA and the etcd's serving
+// certificate for 127.0.0.1 when the plane's own etcd serves TLS clients:
+// with DNS, the client certificates of federation-dns and the controller
+// manager; with an HA plane's etcd cluster, its members' peer certificate
+// and the client certificates of the apiservers and of kubefed itself.
 func (p *Plane) createEtcdCredentials() error {
-	if p.DNS == nil || !p.DNS.EtcdTLS {
+	dns := p.DNS != nil && p.DNS.EtcdTLS
+	if !dns && len(p.EtcdMembers) == 0 {
 		return nil
 	}
 	ca, err := pki.NewCA("federation-" + p.Name + "-etcd-ca")
@@ -135,10 +142,24 @@ func (p *Plane) createEtcdCredentials() error {
 	if err := ca.IssueServing(p.path(etcdServingCert), p.path(etcdServingKey), "federation-etcd"); err != nil {
 		return err
 	}
-	if err := ca.IssueClient(p.path(etcdDNSCert), p.path(etcdDNSKey), DNSServerProgram); err != nil {
-		return err
+	clients := map[string][2]string{}
+	if dns {
+		clients[DNSServerProgram] = [2]string{etcdDNSCert, etcdDNSKey}
+		clients[ControllerManager] = [2]string{etcdControllerCert, etcdControllerKey}
 	}
-	return ca.IssueClient(p.path(etcdControllerCert), p.path(etcdControllerKey), ControllerManager)
+	if len(p.EtcdMembers) > 0 {
+		if err := ca.IssuePeer(p.path(etcdPeerCert), p.path(etcdPeerKey), "federation-etcd-peer"); err != nil {
+			return err
+		}
+		clients[APIServer] = [2]string{etcdAPIServerCert, etcdAPIServerKey}
+		clients["kubefed"] = [2]string{etcdAdminCert, etcdAdminKey}
+	}
+	for user, files := range clients {
+		if err := ca.IssueClient(p.path(files[0]), p.path(files[1]), user); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ensureEtcdClientTLS switches a plane made before the embedded etcd's port

@@ -19,7 +19,6 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/freeport"
-	"github.com/federation-v1/federation/pkg/httpprobe"
 	"github.com/federation-v1/federation/pkg/localprocess"
 )
 
@@ -62,7 +61,7 @@ func New(opts Options) (*Plane, error) {
 }
 
 // pickPorts picks the ports the options leave free: the apiserver's (unless
-// given), the controller manager's and the DNS server's.
+// given), the controller managers', the etcd members' and the DNS server's.
 func (p *Plane) pickPorts() error {
 	p.Port = p.askedPort
 	if p.Port == 0 {
@@ -77,11 +76,17 @@ func (p *Plane) pickPorts() error {
 		host = p.AdvertiseAddress
 	}
 	p.Server = "https://" + net.JoinHostPort(host, strconv.Itoa(p.Port))
-	cmPort, err := freeport.Pick("127.0.0.1")
-	if err != nil {
-		return err
+	if p.HA {
+		if err := p.planHA(); err != nil {
+			return err
+		}
+	} else {
+		cmPort, err := freeport.Pick("127.0.0.1")
+		if err != nil {
+			return err
+		}
+		p.ControllerManagerAddress = net.JoinHostPort("127.0.0.1", strconv.Itoa(cmPort))
 	}
-	p.ControllerManagerAddress = net.JoinHostPort("127.0.0.1", strconv.Itoa(cmPort))
 	return p.planDNS()
 }
 
@@ -118,18 +123,19 @@ func (p *Plane) writeConfiguration() error {
 // CommandLines are the programs Start would run, for --dry-run.
 func (p *Plane) CommandLines(find func(program string) (string, error)) []string {
 	var lines []string
-	for _, prog := range programsOf(p) {
-		path, err := find(prog.name)
+	for _, in := range instancesOf(p) {
+		path, err := find(in.program)
 		if err != nil {
-			path = prog.name + " (not found: " + err.Error() + ")"
+			path = in.program + " (not found: " + err.Error() + ")"
 		}
-		lines = append(lines, path+" "+strings.Join(prog.args(p), " "))
+		lines = append(lines, path+" "+strings.Join(in.args, " "))
 	}
 	return lines
 }
 
-// Start starts every program of the plane that is not running, with the
-// binaries found by find.
+// Start starts every instance of the plane that is not running (all of
+// them, or those a fault or StopInstance took away), with the binaries
+// found by find.
 func (p *Plane) Start(find func(program string) (string, error)) error {
 	if err := p.ensureControllerManagerServingCert(); err != nil {
 		return fmt.Errorf("issuing the controller manager's serving certificate: %w", err)
@@ -137,29 +143,34 @@ func (p *Plane) Start(find func(program string) (string, error)) error {
 	if err := p.ensureEtcdClientTLS(); err != nil {
 		return fmt.Errorf("securing the embedded etcd's client port: %w", err)
 	}
-	for _, prog := range programsOf(p) {
-		if p.Processes[prog.name].Alive() {
+	for _, in := range instancesOf(p) {
+		if p.Processes[in.name].Alive() {
 			continue
 		}
-		path, err := find(prog.name)
+		path, err := find(in.program)
 		if err != nil {
 			return err
 		}
-		proc := &localprocess.Process{
-			Name: prog.name,
-			Path: path,
-			Args: prog.args(p),
-			Log:  p.path("logs", prog.name+".log"),
-		}
-		if err := proc.Start(true); err != nil {
-			return err
-		}
-		p.Processes[prog.name] = proc
-		if err := p.save(); err != nil {
+		if err := p.startInstance(in, path); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// startInstance starts in with the binary path and records it.
+func (p *Plane) startInstance(in instance, path string) error {
+	proc := &localprocess.Process{
+		Name: in.name,
+		Path: path,
+		Args: in.args,
+		Log:  p.path("logs", in.name+".log"),
+	}
+	if err := proc.Start(true); err != nil {
+		return err
+	}
+	p.Processes[in.name] = proc
+	return p.save()
 }
 
 // portAttempts bounds how often Up starts a new plane on newly picked ports.
@@ -198,6 +209,13 @@ func (p *Plane) Up(ctx context.Context, find func(program string) (string, error
 		if err := p.Stop(); err != nil {
 			return err
 		}
+		// The members recorded their peers' old addresses in their data,
+		// which holds nothing else yet: they start again from nothing.
+		for _, m := range p.EtcdMembers {
+			if err := os.RemoveAll(p.path(dataFolder, m.Name)); err != nil {
+				return err
+			}
+		}
 		if err := p.pickPorts(); err != nil {
 			return err
 		}
@@ -223,33 +241,30 @@ func (p *Plane) portTaken() bool {
 	return false
 }
 
-// WaitReady waits until the apiserver answers /readyz, the controller
-// manager /healthz and the DNS server, if any, /ready, calling tick about
-// once a second so that a person sees progress.
+// WaitReady waits until every instance of the plane serves, in start
+// order: etcd members /health, the apiservers /readyz (see
+// waitAPIServersReady for those sharing a port), the controller managers
+// /healthz and the DNS server, if any, /ready. It calls tick about once a
+// second so that a person sees progress.
 func (p *Plane) WaitReady(ctx context.Context, tick func()) error {
+	var names []string
+	for _, in := range instancesOf(p) {
+		names = append(names, in.name)
+	}
+	return p.waitInstancesReady(ctx, names, everySecond(tick))
+}
+
+// waitAPIServerReady waits until a single plane's apiserver answers /readyz.
+func (p *Plane) waitAPIServerReady(ctx context.Context, tick func()) error {
 	client, err := p.AdminClient()
 	if err != nil {
 		return err
 	}
-	last := time.Now()
-	err = localprocess.WaitFor(ctx, readyTimeout, "federation-apiserver /readyz", p.Processes[APIServer], func() error {
-		if tick != nil && time.Since(last) >= time.Second {
-			tick()
-			last = time.Now()
-		}
+	return localprocess.WaitFor(ctx, readyTimeout, "federation-apiserver /readyz", p.Processes[APIServer], func() error {
+		call(tick)
 		_, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		return err
 	})
-	if err != nil {
-		return err
-	}
-	err = localprocess.WaitFor(ctx, readyTimeout, "federation-controller-manager /healthz", p.Processes[ControllerManager], func() error {
-		return httpprobe.GetOK(ctx, "https://"+p.ControllerManagerAddress+"/healthz")
-	})
-	if err != nil {
-		return err
-	}
-	return p.waitDNSReady(ctx)
 }
 
 // EnsureSystemNamespace creates the federation-system namespace.
@@ -265,14 +280,42 @@ func (p *Plane) EnsureSystemNamespace(ctx context.Context) error {
 	return nil
 }
 
-// Stop stops every program of the plane; its data stays.
+// stopGrace is how long a stopping process may take to exit on SIGTERM
+// before it is killed.
+const stopGrace = 15 * time.Second
+
+// Stop stops every instance of the plane, last started first (the
+// instances of one program at once); its data stays.
 func (p *Plane) Stop() error {
 	var errs []error
-	for i := len(programs) - 1; i >= 0; i-- {
-		if proc := p.Processes[programs[i].name]; proc != nil {
-			errs = append(errs, proc.Stop(15*time.Second))
+	stopped := map[string]bool{}
+	stop := func(names []string) {
+		errc := make(chan error, len(names))
+		for _, name := range names {
+			stopped[name] = true
+			go func(proc *localprocess.Process) { errc <- proc.Stop(stopGrace) }(p.Processes[name])
+		}
+		for range names {
+			errs = append(errs, <-errc)
 		}
 	}
+	instances := instancesOf(p)
+	for i := len(instances) - 1; i >= 0; {
+		program := instances[i].program
+		var names []string
+		for ; i >= 0 && instances[i].program == program; i-- {
+			names = append(names, instances[i].name)
+		}
+		stop(names)
+	}
+	// Any other process recorded (none, unless the plane changed shape).
+	var others []string
+	for name := range p.Processes {
+		if !stopped[name] {
+			others = append(others, name)
+		}
+	}
+	stop(others)
 	return errors.Join(append(errs, p.save())...)
 }
 

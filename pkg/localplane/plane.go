@@ -43,6 +43,10 @@ type Options struct {
 	// DNSProviderConfig is a v1 coredns-provider.conf of an existing
 	// etcd/CoreDNS: then no DNS server of ours runs.
 	DNSProviderConfig string
+	// HA runs the high-availability topology (see ha.go): a 3-member etcd
+	// cluster of our own unless EtcdServers, two apiservers sharing one
+	// port and two controller managers.
+	HA bool `json:",omitempty"`
 }
 
 // Validate checks the options a person gives.
@@ -86,9 +90,18 @@ type Plane struct {
 	// ControllerManagerAddress serves the controller manager's /healthz, /metrics and
 	// /debug/pprof/ over HTTPS (see ControllerManagerClient).
 	ControllerManagerAddress string `json:"controllerManagerAddress"`
+	// ControllerManagerAddresses are those of every controller manager
+	// instance of an HA plane, in instance order (the first is
+	// ControllerManagerAddress); empty in a single plane.
+	ControllerManagerAddresses []string `json:"controllerManagerAddresses,omitempty"`
+	// EtcdMembers are the etcd cluster an HA plane runs itself; empty in a
+	// single plane (embedded etcd) and with --etcd-servers.
+	EtcdMembers []EtcdMember `json:"etcdMembers,omitempty"`
 	// DNS is set when the plane runs its own DNS server.
 	DNS *DNSServer `json:"dns,omitempty"`
-	// Processes by program name.
+	// Processes by instance name: the program's name in a single plane
+	// (federation-apiserver), NAME-INDEX in an HA plane
+	// (federation-apiserver-1, etcd-0); see Instances.
 	Processes map[string]*localprocess.Process `json:"processes"`
 	// EncryptionConfig and AuditPolicy are the apiserver's
 	// --encryption-provider-config and --audit-policy-file, relative to

@@ -7,38 +7,47 @@ import (
 
 var execLookPath = exec.LookPath
 
-// program is one process of the plane and how its command line is made.
-type program struct {
+// instance is one process of the plane: a program, and the name and
+// command line of this copy of it.
+type instance struct {
+	// name keys Plane.Processes and names the log: the program's name in
+	// a single plane, NAME-INDEX in an HA plane.
 	name string
-	args func(p *Plane) []string
-	// runs says whether this plane runs the program; nil means always.
-	runs func(p *Plane) bool
+	// program is the binary, found with FindBinary.
+	program string
+	args    []string
 }
 
-// programs of a local plane, in start order.
-var programs = []program{
-	{name: APIServer, args: apiserverArgs},
-	{name: ControllerManager, args: controllerManagerArgs},
-	{name: DNSServerProgram, args: dnsArgs, runs: func(p *Plane) bool { return p.DNS != nil }},
-}
-
-// programsOf lists the programs p runs.
-func programsOf(p *Plane) []program {
-	var out []program
-	for _, prog := range programs {
-		if prog.runs == nil || prog.runs(p) {
-			out = append(out, prog)
+// instancesOf lists the processes p runs, in start order: etcd, the
+// apiservers, the controller managers, the DNS server.
+func instancesOf(p *Plane) []instance {
+	var out []instance
+	if p.HA {
+		out = haInstances(p)
+	} else {
+		out = []instance{
+			{name: APIServer, program: APIServer, args: apiserverArgs(p)},
+			{name: ControllerManager, program: ControllerManager, args: controllerManagerArgs(p, p.ControllerManagerAddress)},
 		}
+	}
+	if p.DNS != nil {
+		out = append(out, instance{name: DNSServerProgram, program: DNSServerProgram, args: dnsArgs(p)})
 	}
 	return out
 }
 
-func controllerManagerArgs(p *Plane) []string {
+// instanceName is the name of the index-th instance of program in an HA
+// plane.
+func instanceName(program string, index int) string {
+	return program + "-" + strconv.Itoa(index)
+}
+
+func controllerManagerArgs(p *Plane, address string) []string {
 	args := []string{
 		"--kubeconfig=" + p.path(ControllerManagerKubeconfig),
 		"--federation-name=" + p.Name,
 	}
-	args = append(args, controllerManagerServingArgs(p)...)
+	args = append(args, controllerManagerServingArgs(p, address)...)
 	if config := p.providerConfig(); config != "" {
 		args = append(args, "--dns-provider=coredns", "--dns-provider-config="+config, "--dns-zone-name="+p.DNSZone)
 	}
@@ -61,12 +70,12 @@ func apiserverArgs(p *Plane) []string {
 		args = append(args, "--embedded-etcd-client-port="+strconv.Itoa(p.DNS.EmbeddedEtcdPort))
 		args = append(args, etcdClientTLSArgs(p)...)
 	}
-	return append(args, dataAtRestArgs(p)...)
+	return append(args, dataAtRestArgs(p, auditLogFile)...)
 }
 
-// dataAtRestArgs encrypt Secrets in etcd and write the audit log, when the
-// plane has the files for it.
-func dataAtRestArgs(p *Plane) []string {
+// dataAtRestArgs encrypt Secrets in etcd and write the audit log to
+// auditLog, when the plane has the files for it.
+func dataAtRestArgs(p *Plane, auditLog string) []string {
 	var args []string
 	if p.EncryptionConfig != "" {
 		args = append(args, "--encryption-provider-config="+p.path(p.EncryptionConfig))
@@ -74,7 +83,7 @@ func dataAtRestArgs(p *Plane) []string {
 	if p.AuditPolicy != "" {
 		args = append(args,
 			"--audit-policy-file="+p.path(p.AuditPolicy),
-			"--audit-log-path="+p.path(auditLogFile),
+			"--audit-log-path="+p.path(auditLog),
 			"--audit-log-maxbackup="+strconv.Itoa(auditLogMaxBackups))
 	}
 	return args

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/etcdutl/v3/snapshot"
 	"go.uber.org/zap"
 )
@@ -50,22 +49,19 @@ type SnapshotInfo struct {
 }
 
 // Backup writes an etcd snapshot of the running plane to file (0600: it
-// holds the federation's whole state, Secrets too, if sealed). The
-// apiserver must run, since its embedded etcd serves the snapshot.
+// holds the federation's whole state, Secrets too, if sealed). Its etcd
+// must run: a single plane's apiserver, whose embedded etcd serves the
+// snapshot, or an HA plane's cluster (one member answers for all).
 func (p *Plane) Backup(ctx context.Context, file string) (*SnapshotInfo, error) {
 	if err := p.ownsEtcd(); err != nil {
 		return nil, err
 	}
-	if !p.Processes[APIServer].Alive() {
-		return nil, fmt.Errorf("federation %q is stopped: start it with `kubefed start %s` to back it up (its embedded etcd runs in federation-apiserver)", p.Name, p.Name)
+	if !p.etcdRuns() {
+		return nil, fmt.Errorf("federation %q is stopped: start it with `kubefed start %s` to back it up (%s)", p.Name, p.Name, p.etcdWhere())
 	}
-	client, err := clientv3.New(clientv3.Config{
-		Endpoints:   []string{p.etcdEndpoint()},
-		DialTimeout: 10 * time.Second,
-		Logger:      zap.NewNop(),
-	})
+	client, err := p.EtcdClient()
 	if err != nil {
-		return nil, fmt.Errorf("reaching the embedded etcd of federation %q: %w", p.Name, err)
+		return nil, err
 	}
 	defer client.Close()
 	ctx, cancel := context.WithTimeout(ctx, snapshotTimeout)
@@ -116,9 +112,10 @@ func snapshotStatus(file string) (*SnapshotInfo, error) {
 
 // Restore replaces the stopped plane's data with the snapshot in file. The
 // current data folder is kept beside it, renamed data.before-restore-TIME,
-// which Restore returns. Nothing but the plane's folder is touched: the
-// members keep every copy, and copies made after the snapshot become
-// strays for `kubefed strays` to report.
+// which Restore returns; each etcd member of an HA plane gets the same
+// snapshot. Nothing but the plane's folder is touched: the member clusters
+// keep every copy, and copies made after the snapshot become strays for
+// `kubefed strays` to report.
 func (p *Plane) Restore(file string, now time.Time) (string, error) {
 	if err := p.ownsEtcd(); err != nil {
 		return "", err
@@ -136,7 +133,7 @@ func (p *Plane) Restore(file string, now time.Time) (string, error) {
 	if err := os.MkdirAll(staging, 0o700); err != nil {
 		return "", err
 	}
-	if err := restoreSnapshot(file, filepath.Join(staging, etcdFolder)); err != nil {
+	if err := p.restoreMembers(file, staging); err != nil {
 		os.RemoveAll(staging)
 		return "", fmt.Errorf("restoring %s into federation %q: %w", file, p.Name, err)
 	}
@@ -154,19 +151,56 @@ func (p *Plane) Restore(file string, now time.Time) (string, error) {
 	return aside, nil
 }
 
-// restoreSnapshot makes a new etcd data directory dir from a snapshot,
-// for a lone member as pkg/embeddedetcd runs it.
-func restoreSnapshot(file, dir string) error {
+// restoreMembers makes the data directories of the plane's etcd in the
+// data folder dataDir from a snapshot: for a lone member as
+// pkg/embeddedetcd runs it, or for each member of an HA plane's cluster, all
+// from the same snapshot, as a new cluster of the same members.
+func (p *Plane) restoreMembers(file, dataDir string) error {
+	if len(p.EtcdMembers) == 0 {
+		return restoreSnapshot(file, filepath.Join(dataDir, etcdFolder), etcdMemberName, restoredPeerURL,
+			etcdMemberName+"="+restoredPeerURL, etcdClusterToken)
+	}
+	for _, m := range p.EtcdMembers {
+		if err := restoreSnapshot(file, filepath.Join(dataDir, m.Name), m.Name, m.PeerURL(), p.initialCluster(), p.etcdClusterToken()); err != nil {
+			return fmt.Errorf("member %s: %w", m.Name, err)
+		}
+	}
+	return nil
+}
+
+// restoreSnapshot makes a new etcd data directory dir of member name
+// from a snapshot.
+func restoreSnapshot(file, dir, name, peerURL, initialCluster, token string) error {
 	return snapshot.NewV3(zap.NewNop()).Restore(snapshot.RestoreConfig{
 		SnapshotPath:        file,
-		Name:                etcdMemberName,
+		Name:                name,
 		OutputDataDir:       dir,
-		PeerURLs:            []string{restoredPeerURL},
-		InitialCluster:      etcdMemberName + "=" + restoredPeerURL,
-		InitialClusterToken: etcdClusterToken,
+		PeerURLs:            []string{peerURL},
+		InitialCluster:      initialCluster,
+		InitialClusterToken: token,
 		RevisionBump:        restoreRevisionBump,
 		MarkCompacted:       true,
 	})
+}
+
+// etcdRuns reports whether the plane's own etcd serves: an HA plane's
+// members (any: etcd says whether they have a quorum), or the apiserver
+// with the embedded one.
+func (p *Plane) etcdRuns() bool {
+	for _, m := range p.EtcdMembers {
+		if p.Alive(m.Name) {
+			return true
+		}
+	}
+	return len(p.EtcdMembers) == 0 && p.Alive(APIServer)
+}
+
+// etcdWhere says where the plane's etcd runs, for messages.
+func (p *Plane) etcdWhere() string {
+	if len(p.EtcdMembers) > 0 {
+		return "its etcd cluster runs as " + strings.Join(p.Instances(EtcdProgram), ", ")
+	}
+	return "its embedded etcd runs in federation-apiserver"
 }
 
 // ownsEtcd refuses a plane on an external etcd: backing that etcd up is

@@ -170,9 +170,10 @@ func (m *Manager) Run(ctx context.Context) error {
 	if !cache.WaitForNamedCacheSync("members", ctx.Done(), m.synced...) {
 		return fmt.Errorf("member manager: caches did not sync")
 	}
-	go wait.UntilWithContext(ctx, m.worker, time.Second)
-	go wait.UntilWithContext(ctx, func(context.Context) { m.recordCacheSizes() }, 5*time.Second)
-	<-ctx.Done()
+	var sizes sync.WaitGroup
+	sizes.Go(func() { wait.UntilWithContext(ctx, func(context.Context) { m.recordCacheSizes() }, 5*time.Second) })
+	queueworker.RunWorkers(ctx, 1, m.queue, m.worker)
+	sizes.Wait()
 	m.mu.Lock()
 	for name, mem := range m.members {
 		mem.stop()

@@ -72,9 +72,20 @@ func (ca *CA) WriteFiles(certPath, keyPath string) error {
 // IssueServing writes a serving certificate valid for loopback, localhost and
 // hosts (IP addresses or DNS names).
 func (ca *CA) IssueServing(certPath, keyPath, commonName string, hosts ...string) error {
+	return ca.issue(certPath, keyPath, servingTemplate(commonName, hosts, x509.ExtKeyUsageServerAuth))
+}
+
+// IssuePeer writes a certificate that both serves (as IssueServing) and
+// authenticates as a client, as the members of an etcd cluster use one
+// --peer-cert-file for both ends of their connections.
+func (ca *CA) IssuePeer(certPath, keyPath, commonName string, hosts ...string) error {
+	return ca.issue(certPath, keyPath, servingTemplate(commonName, hosts, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth))
+}
+
+func servingTemplate(commonName string, hosts []string, usages ...x509.ExtKeyUsage) x509.Certificate {
 	tmpl := x509.Certificate{
 		Subject:     pkix.Name{CommonName: commonName},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage: usages,
 		DNSNames:    []string{"localhost"},
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.IPv6loopback},
 	}
@@ -85,7 +96,7 @@ func (ca *CA) IssueServing(certPath, keyPath, commonName string, hosts ...string
 			tmpl.DNSNames = append(tmpl.DNSNames, h)
 		}
 	}
-	return ca.issue(certPath, keyPath, tmpl)
+	return tmpl
 }
 
 // IssueClient writes a client certificate for user in groups.

@@ -5,8 +5,11 @@ package queueworker
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/workqueue"
 )
 
@@ -26,12 +29,19 @@ type Handlers[T comparable] struct {
 	KeyName string
 }
 
-// Run works on keys from queue until it shuts down.
+// Run works on keys from queue until it shuts down. Once ctx has ended, the
+// keys still queued are dropped unsynced: the process is stopping, or has
+// lost its leader lease, and must write nothing more; whoever runs the
+// controllers next syncs every object from its informers' initial lists.
 func Run[T comparable](ctx context.Context, queue workqueue.TypedRateLimitingInterface[T], h Handlers[T]) {
 	for {
 		key, shutdown := queue.Get()
 		if shutdown {
 			return
+		}
+		if ctx.Err() != nil {
+			queue.Done(key)
+			continue
 		}
 		err := h.Sync(ctx, key)
 		queue.Done(key)
@@ -48,4 +58,25 @@ func Run[T comparable](ctx context.Context, queue workqueue.TypedRateLimitingInt
 			h.Succeeded(key)
 		}
 	}
+}
+
+// Queue is what RunWorkers shuts down.
+type Queue interface {
+	ShutDown()
+}
+
+// RunWorkers runs workers copies of worker (at least one; each is started
+// again a second after it returns) until ctx ends, then shuts queue down
+// and returns once every worker has returned: the key a worker holds is
+// finished, with ctx cancelled, and the rest dropped (see Run). A
+// controller's Run ends with it, so that the controller manager knows
+// when nothing of its controllers writes any more.
+func RunWorkers(ctx context.Context, workers int, queue Queue, worker func(context.Context)) {
+	var wg sync.WaitGroup
+	for range max(workers, 1) {
+		wg.Go(func() { wait.UntilWithContext(ctx, worker, time.Second) })
+	}
+	<-ctx.Done()
+	queue.ShutDown()
+	wg.Wait()
 }

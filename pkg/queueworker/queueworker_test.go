@@ -57,3 +57,50 @@ func TestRunRetriesFailuresAndForgetsSuccesses(t *testing.T) {
 	assert.ElementsMatch(t, []string{"flaky", "fine"}, succeeded)
 	assert.Zero(t, queue.NumRequeues("flaky"), "forgotten once it succeeded")
 }
+
+// TestRunWorkersWaitsForTheKeyInHandAndDropsTheRest: once ctx ends,
+// RunWorkers returns only after the sync under way has returned, and no
+// queued key is synced any more.
+func TestRunWorkersWaitsForTheKeyInHandAndDropsTheRest(t *testing.T) {
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
+	ctx, cancel := context.WithCancel(context.Background())
+	inSync, release := make(chan string, 1), make(chan struct{})
+	var (
+		mu     sync.Mutex
+		synced []string
+	)
+	h := Handlers[string]{What: "Testing", KeyName: "key", Sync: func(ctx context.Context, key string) error {
+		if key == "slow" {
+			inSync <- key
+			<-release
+		}
+		mu.Lock()
+		synced = append(synced, key)
+		mu.Unlock()
+		return ctx.Err()
+	}}
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		RunWorkers(ctx, 1, queue, func(ctx context.Context) { Run(ctx, queue, h) })
+	}()
+	queue.Add("slow")
+	<-inSync
+	queue.Add("queued")
+	cancel()
+	select {
+	case <-returned:
+		t.Fatal("RunWorkers returned while a sync was under way")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("RunWorkers did not return once the sync in hand had")
+	}
+	assert.True(t, queue.ShuttingDown())
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"slow"}, synced, "the key queued after the end is not synced")
+}

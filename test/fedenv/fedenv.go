@@ -7,8 +7,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,7 +29,7 @@ import (
 )
 
 // planePrograms are the processes of a local plane, for cleaning up.
-var planePrograms = map[string]bool{localplane.APIServer: true, localplane.ControllerManager: true, localplane.DNSServerProgram: true}
+var planePrograms = map[string]bool{localplane.APIServer: true, localplane.ControllerManager: true, localplane.DNSServerProgram: true, localplane.EtcdProgram: true}
 
 // PlanePrograms are the program names of a local plane, for
 // localprocess.FindMentioning.
@@ -41,8 +39,8 @@ func PlanePrograms() map[string]bool { return planePrograms }
 // `make build` does (git describe).
 var Version string
 
-// BuildBinaries builds kubefed, the control plane and federation-dns into
-// dir/bin; kubefed finds the others beside itself.
+// BuildBinaries builds kubefed, the control plane, federation-dns and etcd
+// into dir/bin; kubefed finds the others beside itself.
 func BuildBinaries(dir string) (string, error) {
 	bin := filepath.Join(dir, "bin")
 	ldflags, version, err := buildversion.LDFlags()
@@ -55,7 +53,9 @@ func BuildBinaries(dir string) (string, error) {
 		"github.com/federation-v1/federation/federation-apiserver",
 		"github.com/federation-v1/federation/federation-controller-manager")
 	dns := exec.Command("go", "build", "-o", filepath.Join(bin, "federation-dns"), "github.com/federation-v1/federation/dns")
-	for _, b := range []*exec.Cmd{build, dns} {
+	// The etcd members of an HA plane (kubefed init --ha), at the version the apiserver embeds.
+	etcd := exec.Command("go", "build", "-o", filepath.Join(bin, localplane.EtcdProgram), "go.etcd.io/etcd/server/v3")
+	for _, b := range []*exec.Cmd{build, dns, etcd} {
 		b.Stdout, b.Stderr = os.Stdout, os.Stderr
 		if err := b.Run(); err != nil {
 			return "", fmt.Errorf("building kubefed and the control plane: %w", err)
@@ -263,21 +263,6 @@ func (u *User) RestartControllerManager(name string, flags ...string) string {
 // ControllerManagerMetrics returns the /metrics of the local federation
 // name's controller manager, read over HTTPS as the plane's admin.
 func (u *User) ControllerManagerMetrics(name string) (string, error) {
-	client, base, err := u.Plane(name).ControllerManagerClient()
-	if err != nil {
-		return "", err
-	}
-	resp, err := client.Get(base + "/metrics")
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET %s/metrics: %s", base, resp.Status)
-	}
-	return string(body), nil
+	plane := u.Plane(name)
+	return plane.ControllerManagerMetrics("https://" + plane.ControllerManagerAddress)
 }

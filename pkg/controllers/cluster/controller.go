@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -155,11 +154,8 @@ func (c *Controller) Run(ctx context.Context) error {
 	if !cache.WaitForNamedCacheSync(Name, ctx.Done(), c.clustersSynced, c.secretsSynced) {
 		return fmt.Errorf("%s controller: caches did not sync", Name)
 	}
-	for i := 0; i < max(c.opts.Workers, 1); i++ {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-	logger.Info("Stopping controller", "controller", Name)
+	queueworker.RunWorkers(ctx, c.opts.Workers, c.queue, c.worker)
+	logger.Info("Stopped controller", "controller", Name)
 	return nil
 }
 

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
@@ -267,12 +266,13 @@ func (c *Controller) Run(ctx context.Context) error {
 		return fmt.Errorf("%s controller: caches did not sync", c.typ.Name)
 	}
 	c.writes.Run(ctx)
-	go c.countStrays(ctx)
-	for i := 0; i < max(c.opts.Workers, 1); i++ {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-	logger.Info("Stopping controller")
+	var strays sync.WaitGroup
+	strays.Go(func() { c.countStrays(ctx) })
+	queueworker.RunWorkers(ctx, c.opts.Workers, c.queue, c.worker)
+	// Nothing of this controller writes once Run returns.
+	c.writes.Wait()
+	strays.Wait()
+	logger.Info("Stopped controller")
 	return nil
 }
 

@@ -461,7 +461,7 @@ func TestDeletion(t *testing.T) {
 			if len(tt.wantMember) > 0 && tt.wantMember[0] != "delete" {
 				patch := members.clients["c1"].Actions()[0].(clienttesting.PatchAction).GetPatch()
 				assert.JSONEq(t, `{"metadata":{"labels":{"federation.kubernetes.io/federation-name":null,"federation.kubernetes.io/federation-uid":null},
-					"annotations":{"federation.kubernetes.io/applied-hash":null,"federation.kubernetes.io/adopted":null}}}`, string(patch))
+					"annotations":{"federation.kubernetes.io/applied-hash":null,"federation.kubernetes.io/object-uid":null,"federation.kubernetes.io/adopted":null}}}`, string(patch))
 			}
 			var updates int
 			for _, a := range tc.fedClient.Actions() {

@@ -17,6 +17,7 @@ import (
 var notTravelling = map[string]bool{
 	federationv1beta1.ServiceIngressesAnnotation: true,
 	federationv1beta1.AppliedHashAnnotation:      true,
+	federationv1beta1.ObjectUIDAnnotation:        true,
 	federationv1beta1.ReplicaPlanAnnotation:      true,
 	// Ownership is the federation's to say on each copy (ownership.go);
 	// how to resolve conflicts is said to the federation, not the members.
@@ -27,7 +28,7 @@ var notTravelling = map[string]bool{
 
 // Desired returns what is applied to members for fed: name, namespace,
 // labels (with the federation's name and, when known, its UID), annotations
-// (with the hash) and the type's fields, pruned by the type (which may drop
+// (with fed's UID and the hash) and the type's fields, pruned by the type (which may drop
 // labels and annotations too), with the type's defaults; and the hash of it
 // without the hash annotation.
 func Desired(a *federatedtypes.Type, fed *unstructured.Unstructured, federation, uid string) (*unstructured.Unstructured, string, error) {
@@ -56,6 +57,9 @@ func Desired(a *federatedtypes.Type, fed *unstructured.Unstructured, federation,
 		if !notTravelling[k] {
 			annotations[k] = v
 		}
+	}
+	if objUID := fed.GetUID(); objUID != "" {
+		annotations[federationv1beta1.ObjectUIDAnnotation] = string(objUID)
 	}
 	if len(annotations) > 0 {
 		out.SetAnnotations(annotations)

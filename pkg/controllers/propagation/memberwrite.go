@@ -283,6 +283,11 @@ func (c *Controller) deleteCopy(ctx context.Context, cluster string, fed *unstru
 		c.applied.forget(cluster, objKey)
 		return nil, nil
 	}
+	if ours.ofAnother(fed) {
+		// A later object's copy (a tombstone older than it, restored from
+		// a backup say): not this deletion's to touch.
+		return nil, nil
+	}
 	if ours.adopted && !deletesAdopted(fed) {
 		if err := c.orphanCopy(ctx, cluster, fed); err != nil {
 			return nil, err
@@ -334,7 +339,7 @@ func (c *Controller) orphanCopy(ctx context.Context, cluster string, fed *unstru
 	defer cancel()
 	ns, name := fed.GetNamespace(), fed.GetName()
 	ours, err := c.ownCopy(ctx, cluster, fed)
-	if err != nil || ours == nil {
+	if err != nil || ours == nil || ours.ofAnother(fed) {
 		return err
 	}
 	res, err := c.memberResource(cluster, ns)
@@ -344,7 +349,7 @@ func (c *Controller) orphanCopy(ctx context.Context, cluster string, fed *unstru
 	c.applied.forget(cluster, key(ns, name))
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
 		"labels":      map[string]any{federationv1beta1.FederationLabel: nil, federationv1beta1.FederationUIDLabel: nil},
-		"annotations": map[string]any{federationv1beta1.AppliedHashAnnotation: nil, federationv1beta1.AdoptedAnnotation: nil},
+		"annotations": map[string]any{federationv1beta1.AppliedHashAnnotation: nil, federationv1beta1.ObjectUIDAnnotation: nil, federationv1beta1.AdoptedAnnotation: nil},
 	}})
 	_, err = res.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
 	c.countWrite(cluster, "patch", err)

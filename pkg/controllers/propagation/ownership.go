@@ -148,6 +148,20 @@ func (c *Controller) keepAdopted(cluster string, fed, desired *unstructured.Unst
 type copyRef struct {
 	uid     types.UID
 	adopted bool
+	// objectUID is the federated object's UID the copy records; empty in
+	// copies written before copies recorded it.
+	objectUID types.UID
+}
+
+// refOf is the reference to a member copy found ours.
+func refOf(cp metav1.Object) *copyRef {
+	return &copyRef{uid: cp.GetUID(), adopted: isAdopted(cp), objectUID: types.UID(cp.GetAnnotations()[federationv1beta1.ObjectUIDAnnotation])}
+}
+
+// ofAnother reports whether the copy records a federated object other
+// than fed: one of the same name made after fed was deleted.
+func (r *copyRef) ofAnother(fed metav1.Object) bool {
+	return r.objectUID != "" && fed.GetUID() != "" && r.objectUID != fed.GetUID()
 }
 
 // ownCopy returns our copy of fed in cluster, or nil when the member holds
@@ -159,7 +173,7 @@ func (c *Controller) ownCopy(ctx context.Context, cluster string, fed *unstructu
 		if o, _ := c.ownerOf(cur); o != ownedByUs {
 			return nil, nil
 		}
-		return &copyRef{uid: cur.GetUID(), adopted: isAdopted(cur)}, nil
+		return refOf(cur), nil
 	}
 	if last, ok := c.applied.get(cluster, key(ns, name)); ok {
 		return &copyRef{uid: last.uid, adopted: last.adopted}, nil
@@ -174,7 +188,7 @@ func (c *Controller) ownCopy(ctx context.Context, cluster string, fed *unstructu
 	if o, _ := c.ownerOf(live); o != ownedByUs {
 		return nil, nil
 	}
-	return &copyRef{uid: live.GetUID(), adopted: isAdopted(live)}, nil
+	return refOf(live), nil
 }
 
 // memberSelf are the objects a member makes by itself in every namespace:

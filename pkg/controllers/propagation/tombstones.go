@@ -135,9 +135,11 @@ func (c *Controller) tombstonesOf(objKey string) []buried {
 }
 
 // syncTombstones acts on the tombstones of key, and reports whether that is
-// all Sync should do now (the object is gone and its copies are being let
-// go). An object there again under another UID keeps the copies: its
-// tombstones of earlier objects go.
+// all Sync should do now: the object is gone and its copies are being let
+// go, or our cache still holds an object whose deletion is recorded (it
+// is not reconciled meanwhile: planning it would write its status and act
+// on others, as an HPA marks its target). An object there again under
+// another UID keeps the copies: its tombstones of earlier objects go.
 func (c *Controller) syncTombstones(ctx context.Context, objKey string) (bool, error) {
 	graves := c.tombstonesOf(objKey)
 	if len(graves) == 0 {
@@ -155,6 +157,7 @@ func (c *Controller) syncTombstones(ctx context.Context, objKey string) (bool, e
 		return true, err
 	}
 	var others, failed []buried
+	beingDeleted := false
 	for _, g := range graves {
 		switch {
 		case g.record.UID != cur.GetUID():
@@ -163,10 +166,13 @@ func (c *Controller) syncTombstones(ctx context.Context, objKey string) (bool, e
 			// Still held by finalizers of others: it goes when they are
 			// done, and its tombstone is acted on then.
 		default:
-			if gone, err := c.deletionFailed(ctx, objKey, g); err != nil {
+			switch didFail, err := c.deletionFailed(ctx, objKey, g); {
+			case err != nil:
 				return false, err
-			} else if gone {
+			case didFail:
 				failed = append(failed, g)
+			default:
+				beingDeleted = true
 			}
 		}
 	}
@@ -178,7 +184,7 @@ func (c *Controller) syncTombstones(ctx context.Context, objKey string) (bool, e
 			return false, err
 		}
 	}
-	return false, c.dropTombstones(ctx, objKey, failed, "its deletion did not happen: it is still there")
+	return beingDeleted, c.dropTombstones(ctx, objKey, failed, "its deletion did not happen: it is still there")
 }
 
 // deletionFailed reports whether the object of a tombstone is still there,

@@ -128,18 +128,46 @@ func TestATombstoneOfAnEarlierObjectLeavesTheNewOnesCopies(t *testing.T) {
 	assert.Equal(t, []string{g.Name}, tc.deletedTombstones())
 }
 
+// A tombstone older than the object whose copies the members hold (a
+// backup restored from before that object was made) deletes nothing: the
+// copies record the later object's UID. They are strays now, never deleted.
+func TestATombstoneLeavesTheCopiesOfALaterObject(t *testing.T) {
+	cms := federatedtypes.ByName("configmaps")
+	old := withUID(configMapObj("a"), "uid-old")
+	later := withUID(configMapObj("a"), "uid-later")
+	members := newFakeMembers([]string{"c1", "c2"})
+	members.put("c1", appliedCopy(t, later))
+	members.put("c2", appliedCopy(t, old))
+	tc := newTestController(t, cms, members) // a is gone from the federation
+	g := grave(t, cms, old, 0)
+	tc.withTombstones(t, g)
+
+	require.NoError(t, tc.sync(t, "ns/a"))
+	assert.Empty(t, members.memberActions("c1"), "the later object's copy is kept")
+	assert.Equal(t, []string{"delete"}, members.memberActions("c2"), "the recorded object's copy goes")
+	assert.Equal(t, []string{g.Name}, tc.deletedTombstones())
+}
+
 func TestATombstoneWaitsForTheObjectToGo(t *testing.T) {
 	cms := federatedtypes.ByName("configmaps")
 	fed := withUID(configMapObj("a"), "uid-1")
 	members := newFakeMembers([]string{"c1"})
 	members.put("c1", appliedCopy(t, fed))
 
-	// Just deleted: our cache has not seen it go yet.
-	tc := newTestController(t, cms, members, fed)
-	tc.withTombstones(t, grave(t, cms, fed, 0))
+	// Just deleted: our cache has not seen it go yet, and holds a version
+	// whose copy is out of date. It is not reconciled: no copy written, no
+	// status written.
+	changed := withUID(configMapObj("a"), "uid-1")
+	require.NoError(t, unstructured.SetNestedField(changed.Object, "changed", "data", "key"))
+	tc := newTestController(t, cms, members, changed)
+	tc.withTombstones(t, grave(t, cms, changed, 0))
 	require.NoError(t, tc.Sync(t.Context(), "ns/a"))
+	for _, c := range tc.writes.Clusters() {
+		tc.writes.Drain(t.Context(), c)
+	}
 	assert.Empty(t, members.memberActions("c1"))
 	assert.Empty(t, tc.deletedTombstones(), "kept")
+	assert.Empty(t, tc.fedClient.Actions(), "no status written for an object being deleted")
 
 	// Held by another's finalizer, long after: kept until it goes.
 	held := deleting(withUID(configMapObj("a", "example.com/keep"), "uid-1"), time.Hour)

@@ -8,7 +8,7 @@ import (
 
 // chosen are the conformance tests that need only what the federation
 // serves (namespaces, ConfigMaps, Secrets, Services, events, Ingresses,
-// Deployments, Jobs, discovery, authorization reviews): no Pods, Nodes,
+// Deployments, Jobs, Leases, discovery, authorization reviews): no Pods, Nodes,
 // ServiceAccounts or other types it does not serve. Every one must pass.
 // The names are the tests' codenames in e2e.test's --list-conformance-tests.
 var chosen = []string{
@@ -53,6 +53,8 @@ var chosen = []string{
 	"[sig-node] ConfigMap should fail to create ConfigMap with empty key [Conformance]",
 	"[sig-node] ConfigMap should run through a ConfigMap lifecycle [Conformance]",
 	"[sig-node] ConfigMap should update ConfigMap successfully [NodeConformance] [Conformance]",
+	// Leases are served for the controller managers' leader election.
+	"[sig-node] Lease lease API should be available [Conformance]",
 	"[sig-node] Secrets should fail to create secret due to empty secret key [Conformance]",
 	"[sig-node] Secrets should patch a secret [Conformance]",
 }
@@ -79,7 +81,6 @@ const (
 
 var excluded = []exclusion{
 	{file: "test/e2e/common/node/", why: needsPods},
-	{file: "test/e2e/common/node/lease.go", why: "needs Leases (coordination.k8s.io), not served"},
 	{file: "test/e2e/common/node/podtemplates.go", why: "needs PodTemplates, not served"},
 	{file: "test/e2e/common/node/runtimeclass.go", why: "needs RuntimeClasses (node.k8s.io) and pods"},
 	{file: "test/e2e/common/storage/", why: "mounts volumes into pods: " + needsPods},

@@ -30,6 +30,11 @@ const (
 	// AppliedHashAnnotation on a member copy holds the hash of what the
 	// federation last applied to it.
 	AppliedHashAnnotation = "federation.kubernetes.io/applied-hash"
+	// ObjectUIDAnnotation on a member copy holds the UID of the federated
+	// object it is a copy of: a tombstone deletes only the copies of the
+	// object it records, never those of a later object of the same name
+	// (as after restoring a backup older than that object).
+	ObjectUIDAnnotation = "federation.kubernetes.io/object-uid"
 	// ReplicaPlanAnnotation on a federated workload holds the current plan:
 	// per divided field, the count each Ready cluster runs, such as
 	// {"replicas":{"cluster1":3,"cluster2":3}}.

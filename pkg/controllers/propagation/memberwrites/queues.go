@@ -73,6 +73,9 @@ type Queues struct {
 	queues map[string]workqueue.TypedRateLimitingInterface[string]
 	// stops end the workers of a cluster's queue.
 	stops map[string]context.CancelFunc
+	// running counts the workers; stopped, set by Wait, starts no more.
+	running sync.WaitGroup
+	stopped bool
 	// pending holds, by object key and cluster, the tasks to run.
 	pending map[string]map[string]*task
 	// statusBehind holds the objects whose status was last written while
@@ -130,16 +133,30 @@ func (q *Queues) Run(ctx context.Context) {
 	}()
 }
 
+// Wait returns once the workers have returned, after the context of Run
+// ended: no write is under way any more.
+func (q *Queues) Wait() {
+	q.mu.Lock()
+	q.stopped = true
+	q.mu.Unlock()
+	q.running.Wait()
+}
+
 func (q *Queues) startWorkersLocked(cluster string, queue workqueue.TypedRateLimitingInterface[string]) {
+	if q.stopped {
+		return
+	}
 	ctx, cancel := context.WithCancel(q.ctx)
 	q.stops[cluster] = cancel
 	for range q.workers {
-		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			queueworker.Run(ctx, queue, queueworker.Handlers[string]{
-				Sync: func(ctx context.Context, objKey string) error { return q.process(ctx, cluster, objKey) },
-				What: q.what + " to cluster " + cluster, KeyName: "key",
-			})
-		}, time.Second)
+		q.running.Go(func() {
+			wait.UntilWithContext(ctx, func(ctx context.Context) {
+				queueworker.Run(ctx, queue, queueworker.Handlers[string]{
+					Sync: func(ctx context.Context, objKey string) error { return q.process(ctx, cluster, objKey) },
+					What: q.what + " to cluster " + cluster, KeyName: "key",
+				})
+			}, time.Second)
+		})
 	}
 }
 
@@ -213,7 +230,11 @@ func (q *Queues) process(ctx context.Context, cluster, objKey string) error {
 		ev  *Event
 		err error
 	)
-	if q.handlers.Wanted(cluster, t.Task) {
+	// A task not wanted (its cluster is away) is dropped unwritten: a
+	// release that did not run let nothing go, and the deletion asks again
+	// when the cluster is back.
+	ran := q.handlers.Wanted(cluster, t.Task)
+	if ran {
 		ev, err = q.handlers.Write(ctx, cluster, t.Task)
 	}
 
@@ -238,7 +259,7 @@ func (q *Queues) process(ctx context.Context, cluster, objKey string) error {
 		q.written[objKey].obj = t.Fed
 		q.written[objKey].events = append(q.written[objKey].events, *ev)
 	}
-	if err == nil && t.Action.Releases() {
+	if ran && err == nil && t.Action.Releases() {
 		if q.released[objKey] == nil {
 			q.released[objKey] = map[string]bool{}
 		}

@@ -216,6 +216,19 @@ func TestAReleaseThatFailsIsNotReleased(t *testing.T) {
 	assert.False(t, q.Released("ns/a", "c1"))
 }
 
+// A delete dropped because its cluster went away let nothing go: when the
+// cluster is back within the deletion's wait, its copy must still be deleted.
+func TestAReleaseNotWantedIsNotReleased(t *testing.T) {
+	r := newRecorder()
+	r.unwanted["d"] = true
+	q := newQueues(r, 1)
+	q.Dispatch("ns/a", []ClusterTask{{Cluster: "c1", Task: Task{Action: Delete, Fed: obj("a"), Hash: "d"}}})
+	assert.Empty(t, q.Drain(context.Background(), "c1"))
+	assert.Empty(t, r.writes)
+	assert.False(t, q.Released("ns/a", "c1"))
+	assert.True(t, q.Idle(), "the task is dropped, to be dispatched again")
+}
+
 func TestATaskReplacedWhileRunningRunsNext(t *testing.T) {
 	r := newRecorder()
 	q := newQueues(r, 1)
