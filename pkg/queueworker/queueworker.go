@@ -8,9 +8,11 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 )
 
 // Handlers are what a controller does with a key.
@@ -18,7 +20,8 @@ type Handlers[T comparable] struct {
 	// Sync reconciles one key.
 	Sync func(ctx context.Context, key T) error
 	// Failed, optional, is told of a failed sync before the retry (to count
-	// it, say). The error is always reported to utilruntime with What.
+	// it, say). The error is reported to utilruntime with What, unless it is
+	// a conflict (logged at level 2).
 	Failed func(key T, err error)
 	// Succeeded, optional, is told of a successful sync (to poll again
 	// later, say).
@@ -46,7 +49,7 @@ func Run[T comparable](ctx context.Context, queue workqueue.TypedRateLimitingInt
 		err := h.Sync(ctx, key)
 		queue.Done(key)
 		if err != nil {
-			utilruntime.HandleErrorWithContext(ctx, err, h.What, h.KeyName, key)
+			report(ctx, err, h.What, h.KeyName, key)
 			if h.Failed != nil {
 				h.Failed(key, err)
 			}
@@ -58,6 +61,18 @@ func Run[T comparable](ctx context.Context, queue workqueue.TypedRateLimitingInt
 			h.Succeeded(key)
 		}
 	}
+}
+
+// report tells of a failed sync. A conflict (the object changed since it
+// was read: optimistic concurrency at work, retried with the next read) is
+// logged at level 2, not as an error: on a busy federation they are many
+// and say nothing is wrong.
+func report[T comparable](ctx context.Context, err error, what, keyName string, key T) {
+	if apierrors.IsConflict(err) {
+		klog.FromContext(ctx).V(2).Info(what+": conflict, retrying", keyName, key, "err", err)
+		return
+	}
+	utilruntime.HandleErrorWithContext(ctx, err, what, keyName, key)
 }
 
 // Queue is what RunWorkers shuts down.

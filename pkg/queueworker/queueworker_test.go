@@ -3,11 +3,16 @@ package queueworker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/federation-v1/federation/pkg/poll"
@@ -103,4 +108,56 @@ func TestRunWorkersWaitsForTheKeyInHandAndDropsTheRest(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, []string{"slow"}, synced, "the key queued after the end is not synced")
+}
+
+// A conflict is retried like any failure, but not reported as an error:
+// only the other failures reach utilruntime's error handlers.
+func TestRunRetriesConflictsQuietly(t *testing.T) {
+	var mu sync.Mutex
+	var reported []string
+	old := utilruntime.ErrorHandlers
+	utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{func(_ context.Context, err error, _ string, _ ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		reported = append(reported, err.Error())
+	}}
+	t.Cleanup(func() { utilruntime.ErrorHandlers = old })
+
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, 10*time.Millisecond))
+	conflict := apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, "a", errors.New("the object has been modified"))
+	var attempts int
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Run(context.Background(), queue, Handlers[string]{
+			Sync: func(context.Context, string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				attempts++
+				switch attempts {
+				case 1:
+					return fmt.Errorf("updating a: %w", conflict)
+				case 2:
+					return errors.New("member unreachable")
+				}
+				return nil
+			},
+			What: "Testing", KeyName: "key",
+		})
+	}()
+	queue.Add("a")
+	require.NoError(t, poll.Until(context.Background(), 5*time.Second, "three attempts", func(context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if attempts < 3 {
+			return errors.New("not yet")
+		}
+		return nil
+	}))
+	queue.ShutDown()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Len(t, reported, 1, "only the other failure is an error: %v", reported)
+	assert.Contains(t, reported[0], "member unreachable")
 }
