@@ -109,7 +109,7 @@ func Run(ctx context.Context, o *Options) error {
 	}()
 	defer func() { stopServing(); <-served }()
 
-	run := func(ctx context.Context) error { return runControllers(ctx, o, cfg, recorder) }
+	run := func(ctx context.Context) error { return runControllers(ctx, o, cfg, kubeClient, recorder) }
 	if o.LeaderElection.LeaderElect {
 		lock, lockErr := newLeaderLock(o.LeaderElection, cfg, recorder)
 		if lockErr != nil {
@@ -127,13 +127,9 @@ func Run(ctx context.Context, o *Options) error {
 
 // runControllers runs the enabled controllers until ctx ends or one
 // fails, then stops them all and returns once they have returned.
-func runControllers(ctx context.Context, o *Options, cfg *rest.Config, recorder record.EventRecorder) error {
+func runControllers(ctx context.Context, o *Options, cfg *rest.Config, kubeClient kubernetes.Interface, recorder record.EventRecorder) error {
 	logger := klog.FromContext(ctx)
 	fedClient, err := versioned.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	kubeClient, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}

@@ -67,13 +67,9 @@ func (p *Plane) ensureControllerManagerServingCert() error {
 // admin, and their base URL (the first instance's in an HA plane: see
 // ControllerManagerURL for the others; the client serves them all).
 func (p *Plane) ControllerManagerClient() (*http.Client, string, error) {
-	ca, err := os.ReadFile(p.path(caCert))
+	roots, err := p.certPool(caCert)
 	if err != nil {
 		return nil, "", err
-	}
-	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM(ca) {
-		return nil, "", fmt.Errorf("no certificate in %s", p.path(caCert))
 	}
 	admin, err := tls.LoadX509KeyPair(p.path(adminCert), p.path(adminKey))
 	if err != nil {
@@ -123,4 +119,18 @@ func (p *Plane) ControllerManagerMetrics(base string) (string, error) {
 		return "", fmt.Errorf("GET %s/metrics: %s", base, resp.Status)
 	}
 	return string(body), nil
+}
+
+// certPool holds the certificates of the plane's file (a CA's), for
+// clients that verify the plane's servers.
+func (p *Plane) certPool(file string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(p.path(file))
+	if err != nil {
+		return nil, err
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("no certificate in %s", p.path(file))
+	}
+	return roots, nil
 }

@@ -3,11 +3,9 @@ package localplane
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -135,13 +133,9 @@ func etcdClientArgs(p *Plane) []string {
 // etcdTLSConfig trusts the plane's etcd CA and authenticates with
 // certFile, as the members require.
 func (p *Plane) etcdTLSConfig(certFile, keyFile string) (*tls.Config, error) {
-	ca, err := os.ReadFile(p.path(etcdCACert))
+	roots, err := p.certPool(etcdCACert)
 	if err != nil {
 		return nil, err
-	}
-	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM(ca) {
-		return nil, fmt.Errorf("no certificate in %s", p.path(etcdCACert))
 	}
 	cert, err := tls.LoadX509KeyPair(p.path(certFile), p.path(keyFile))
 	if err != nil {

@@ -3,11 +3,9 @@ package localplane
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -151,13 +149,9 @@ func (p *Plane) waitAPIServersReady(ctx context.Context, names []string, tick fu
 // opens a new connection for every request (no keep-alive), so that each
 // request may reach another of the apiservers sharing the port.
 func (p *Plane) freshConnectionClient() (*http.Client, error) {
-	ca, err := os.ReadFile(p.path(caCert))
+	roots, err := p.certPool(caCert)
 	if err != nil {
 		return nil, err
-	}
-	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM(ca) {
-		return nil, fmt.Errorf("no certificate in %s", p.path(caCert))
 	}
 	return &http.Client{
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}, DisableKeepAlives: true},
