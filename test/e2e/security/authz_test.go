@@ -19,6 +19,7 @@ import (
 func init() {
 	attacks["authz: a tenant's own work propagates"] = tenantWorkPropagates
 	attacks["authz: a tenant cannot read the members' credentials"] = tenantCannotReadCredentials
+	attacks["authz: a tenant cannot take or break the controller managers' leader Lease"] = tenantCannotTakeTheLease
 	attacks["authz: a tenant cannot register or change Clusters"] = tenantCannotWriteClusters
 	attacks["authz: a tenant cannot grant itself more"] = tenantCannotEscalate
 	attacks["authz: a tenant stays in its namespace"] = tenantStaysInItsNamespace
@@ -68,6 +69,28 @@ func tenantCannotReadCredentials(f *fixture) {
 	assert.NotContains(f.t, out, "token:")
 	out, err = f.as(tenant, "get", "secrets", "--all-namespaces")
 	f.refused(out, err, `cannot list resource "secrets" in API group "" at the cluster scope`)
+}
+
+// The controller managers elect their leader on a Lease in
+// federation-system: a tenant holding or deleting it would stop them all.
+func tenantCannotTakeTheLease(f *fixture) {
+	const lease = "federation-controller-manager"
+	var holder string
+	require.NoError(f.t, poll.Until(context.Background(), time.Minute, "a controller manager holding the Lease", func(ctx context.Context) error {
+		out, err := f.as("fed", "get", "lease", lease, "-n", "federation-system", "-o", "jsonpath={.spec.holderIdentity}")
+		if err != nil || out == "" {
+			return fmt.Errorf("holder %q: %v", out, err)
+		}
+		holder = out
+		return nil
+	}))
+	out, err := f.as(tenant, "patch", "lease", lease, "-n", "federation-system", "--type=merge", "-p", `{"spec":{"holderIdentity":"tenant"}}`)
+	// kubectl patch reads the object first: the read is refused already.
+	f.refused(out, err, `User "tenant" cannot get resource "leases" in API group "coordination.k8s.io" in the namespace "federation-system"`)
+	out, err = f.as(tenant, "delete", "lease", lease, "-n", "federation-system")
+	f.refused(out, err, `cannot delete resource "leases" in API group "coordination.k8s.io" in the namespace "federation-system"`)
+	assert.Equal(f.t, holder, f.admin("get", "lease", lease, "-n", "federation-system", "-o", "jsonpath={.spec.holderIdentity}"),
+		"the holder is unchanged")
 }
 
 func tenantCannotWriteClusters(f *fixture) {
