@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/federation-v1/federation/pkg/freeport"
 	"github.com/federation-v1/federation/pkg/httpprobe"
 	"github.com/federation-v1/federation/pkg/localprocess"
@@ -132,12 +134,42 @@ func (e *Environment) startMember(ctx context.Context, m *Member) error {
 	if err := ensureNodes(ctx, client, m.Spec); err != nil {
 		return fmt.Errorf("cluster %s: %w", m.Spec.Name, err)
 	}
-	for _, c := range memberComponents[1:] {
+	for _, c := range []string{KubeControllerManager, KubeScheduler, LoadBalancer} {
 		if err := e.startComponent(ctx, m, c); err != nil {
 			return err
 		}
 	}
-	return e.waitSchedulable(ctx, m, client)
+	if err := e.startKwok(ctx, m, client); err != nil {
+		return err
+	}
+	return e.waitServiceAccount(ctx, m, client)
+}
+
+// kwokCrashRetries bounds how often a kwok that crashed while starting is
+// started again.
+const kwokCrashRetries = 3
+
+// startKwok starts kwok and waits until it has made every node of m Ready.
+// kwok v0.8.0 can crash there: its node and pod controllers build their CEL
+// environments at once on their first events, and easycel writes a package
+// map without a lock ("fatal error: concurrent map writes", seen in CI on a
+// member restarted with pods). Once both are built nothing writes that map
+// again, so a kwok that died of a Go runtime fatal error while starting is
+// started again, as a kubelet's supervisor would; any other exit is an error.
+func (e *Environment) startKwok(ctx context.Context, m *Member, client kubernetes.Interface) error {
+	for attempt := 1; ; attempt++ {
+		err := e.startComponent(ctx, m, Kwok)
+		if err == nil {
+			err = e.waitNodesReady(ctx, m, client)
+		}
+		proc := m.Processes[Kwok]
+		if err == nil || attempt == kwokCrashRetries || proc.Alive() || !strings.Contains(proc.LastRunLog(), "fatal error:") {
+			return err
+		}
+		if e.logf != nil {
+			e.logf("memberenv: %s kwok crashed while starting (attempt %d), starting it again: %v", m.Spec.Name, attempt, err)
+		}
+	}
 }
 
 // portRetries bounds how often a component is moved to a new port.

@@ -59,11 +59,10 @@ func ensureNodes(ctx context.Context, client kubernetes.Interface, spec ClusterS
 	return nil
 }
 
-// waitSchedulable waits until every node of m is Ready without a NoSchedule
-// taint, and the default service account exists: then pods can be created
-// and scheduled at once.
-func (e *Environment) waitSchedulable(ctx context.Context, m *Member, client kubernetes.Interface) error {
-	err := localprocess.WaitFor(ctx, 90*time.Second, m.Spec.Name+" nodes Ready and untainted", m.Processes[Kwok], func() error {
+// waitNodesReady waits until every node of m is Ready without a NoSchedule
+// taint, so pods can be scheduled at once.
+func (e *Environment) waitNodesReady(ctx context.Context, m *Member, client kubernetes.Interface) error {
+	return localprocess.WaitFor(ctx, 90*time.Second, m.Spec.Name+" nodes Ready and untainted", m.Processes[Kwok], func() error {
 		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
@@ -78,9 +77,11 @@ func (e *Environment) waitSchedulable(ctx context.Context, m *Member, client kub
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
+}
+
+// waitServiceAccount waits until m's default service account exists, so pods
+// can be created in the default namespace.
+func (e *Environment) waitServiceAccount(ctx context.Context, m *Member, client kubernetes.Interface) error {
 	return localprocess.WaitFor(ctx, 60*time.Second, m.Spec.Name+" default service account", m.Processes[KubeControllerManager], func() error {
 		_, err := client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
 		return err
