@@ -11,7 +11,7 @@ DEMO_DIR  ?= $(CURDIR)/.run/demo
 # The e2e suites start real clusters: keep one package at a time on small machines.
 TEST_FLAGS ?= -count=1 -p 1 -timeout 50m
 
-.PHONY: help build tools test test-unit conformance faults lint bench bench-apiserver bench-dns run stop up down demo demo-down clean distclean
+.PHONY: help build image release tools test test-unit conformance faults lint manifests bench bench-apiserver bench-dns run stop up down demo demo-down clean distclean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -23,6 +23,16 @@ build: ## build every binary of the project into bin/
 	$(GO) build -ldflags "$(VERSION_LDFLAGS)" -o bin/ ./federation-apiserver ./federation-controller-manager ./kubefed ./test/cmd/memberenv
 	$(GO) build -ldflags "$(VERSION_LDFLAGS)" -o bin/federation-dns ./dns
 	$(GO) build -o bin/etcd go.etcd.io/etcd/server/v3
+
+# The image and the release archives hold static binaries (CGO off,
+# -trimpath, the last commit's time as build date) built into _output/.
+IMAGE     ?= localhost/federation
+
+image: ## build the container image localhost/federation:VERSION (and :dev) with podman: FROM scratch, the five static binaries, user 65532
+	@IMAGE=$(IMAGE) GO=$(GO) build/image.sh
+
+release: ## cross-build the release archives (kubefed: linux, darwin x amd64, arm64; the control plane: linux) and SHA256SUMS into _output/release/VERSION/
+	@GO=$(GO) hack/release.sh
 
 tools: build ## build (once) and cache etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok and helm
 	bin/memberenv build
@@ -67,10 +77,14 @@ bench-dns: tools ## federation-dns: queries/s and p99 against an in-memory serve
 # kubefed runs on people's machines: it must build for macOS and arm64 too.
 KUBEFED_PLATFORMS ?= darwin/amd64 darwin/arm64 linux/arm64
 
-lint: ## gofmt, go vet, generated code up to date, kubefed builds for $(KUBEFED_PLATFORMS)
+manifests: ## render deploy/manifests/ from the Helm chart deploy/charts/federation
+	hack/update-manifests.sh
+
+lint: ## gofmt, go vet, generated code and deploy/manifests up to date, kubefed builds for $(KUBEFED_PLATFORMS)
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	hack/verify-codegen.sh
+	hack/update-manifests.sh --verify
 	@for p in $(KUBEFED_PLATFORMS); do \
 	  echo "GOOS=$${p%/*} GOARCH=$${p#*/} go build ./kubefed"; \
 	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -o /dev/null ./kubefed || exit 1; \

@@ -16,6 +16,7 @@ import (
 	"github.com/federation-v1/federation/pkg/capacity"
 	"github.com/federation-v1/federation/pkg/controllers/cluster"
 	"github.com/federation-v1/federation/pkg/controllers/deploymenthistory"
+	"github.com/federation-v1/federation/pkg/controllers/dnspublisher"
 	"github.com/federation-v1/federation/pkg/controllers/propagation"
 	"github.com/federation-v1/federation/pkg/controllers/servicedns"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
@@ -114,6 +115,8 @@ var controllers = map[string]initFunc{
 		return c.Run, nil
 	},
 	servicedns.Name: startServiceDNS,
+	// The DNS zone and server kubefed join reads (federation-system/federation-dns).
+	dnspublisher.Name: startDNSPublisher,
 	// Deployments' revision history at the federation (kubectl rollout
 	// history/undo, the rollback subresource, Helm's --wait).
 	deploymenthistory.Name: func(_ context.Context, cc *ControllerContext) (func(context.Context) error, error) {

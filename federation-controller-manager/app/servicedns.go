@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"k8s.io/klog/v2"
 
@@ -20,18 +19,9 @@ func startServiceDNS(ctx context.Context, cc *ControllerContext) (func(context.C
 		klog.FromContext(ctx).Info("Controller not configured: no --dns-provider-config", "controller", servicedns.Name)
 		return nil, nil
 	}
-	f, err := os.Open(o.DNS.ProviderConfig)
+	cfg, zoneName, err := readDNSProviderConfig(o.DNS)
 	if err != nil {
-		return nil, fmt.Errorf("--dns-provider-config: %w", err)
-	}
-	cfg, err := coredns.ParseConfig(f)
-	f.Close()
-	if err != nil {
-		return nil, fmt.Errorf("--dns-provider-config %s: %w", o.DNS.ProviderConfig, err)
-	}
-	zoneName := o.DNS.ZoneName
-	if zoneName == "" && len(cfg.Zones()) > 0 {
-		zoneName = cfg.Zones()[0]
+		return nil, err
 	}
 	provider, err := coredns.NewFromConfig(cfg)
 	if err != nil {

@@ -22,8 +22,8 @@ func bootstrapPolicy() *rbacrest.PolicyData {
 	return &rbacrest.PolicyData{
 		ClusterRoles:               append(bootstrappolicy.ClusterRoles(), federationClusterRoles()...),
 		ClusterRoleBindings:        append(bootstrappolicy.ClusterRoleBindings(), federationClusterRoleBindings()...),
-		Roles:                      byNamespace(federationRoles(), leaderElectionRoles()),
-		RoleBindings:               byNamespace(federationRoleBindings(), leaderElectionRoleBindings()),
+		Roles:                      byNamespace(federationRoles(), leaderElectionRoles(), dnsPublisherRoles()),
+		RoleBindings:               byNamespace(federationRoleBindings(), leaderElectionRoleBindings(), dnsPublisherRoleBindings()),
 		ClusterRolesToAggregate:    map[string]string{},
 		ClusterRoleBindingsToSplit: map[string]rbacv1.ClusterRoleBinding{},
 	}

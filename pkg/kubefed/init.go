@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/federation-v1/federation/pkg/hostplane"
 	"github.com/federation-v1/federation/pkg/localplane"
 )
 
@@ -28,6 +30,12 @@ type initOptions struct {
 	dnsPort            int
 	dryRun             bool
 	ha                 bool
+	// host are the flags of a plane in a host cluster; plane is what they
+	// say, once validated.
+	host  hostInitOptions
+	plane *hostplane.Options
+	// flags tell which flags were given.
+	flags *pflag.FlagSet
 	// find locates the control plane's binaries.
 	find func(program string) (string, error)
 }
@@ -35,9 +43,21 @@ type initOptions struct {
 func newInitCommand(g *globalFlags, find func(string) (string, error)) *cobra.Command {
 	o := &initOptions{globalFlags: g, find: find}
 	cmd := &cobra.Command{
-		Use:   "init FEDERATION_NAME --local",
+		Use:   "init FEDERATION_NAME (--host-cluster-context=CONTEXT | --local)",
 		Short: "Create a federation control plane",
 		Long: `Create a federation control plane named FEDERATION_NAME.
+
+With --host-cluster-context the control plane runs in that cluster, as in
+Federation v1: in --federation-system-namespace, from the chart built into
+kubefed (deploy/charts/federation): federation-apiserver replicas on an
+etcd StatefulSet (or --etcd-servers), two controller managers electing a
+leader and, with --dns-provider=coredns, federation-dns. kubefed issues the
+credentials itself (a Secret NAME-credentials; the admin's key stays in
+your kubeconfig), exposes the apiserver with a LoadBalancer or NodePort
+Service, and writes the kubeconfig context FEDERATION_NAME for its address.
+Objects are applied server-side (field manager kubefed): running init again
+changes nothing, or puts back what was changed by hand. --values adds chart
+values; the flags' values win over the file's.
 
 With --local the control plane runs on this machine, with no host cluster:
 federation-apiserver on its embedded etcd (or --etcd-servers), started as
@@ -51,7 +71,14 @@ With --ha the control plane survives the loss of any one process: a 3-member
 etcd cluster (etcd-0..2; none with --etcd-servers), two federation-apiservers
 sharing one port (the kubeconfig's one address) and two controller managers,
 one leading, the other standing by.`,
-		Example: `  # A federation on this machine
+		Example: `  # A federation in the cluster of context "host", reached through a load balancer
+  kubefed init fed --host-cluster-context=host --dns-provider=coredns --dns-zone-name=example.com.
+
+  # Through the nodes' ports, and the objects printed instead of created
+  kubefed init fed --host-cluster-context=host --api-server-service-type=NodePort \
+      --api-server-advertise-address=10.0.0.5 --dry-run
+
+  # A federation on this machine
   kubefed init fed --local
   kubectl --context=fed get clusters
 
@@ -65,15 +92,19 @@ one leading, the other standing by.`,
 			if err := o.validate(); err != nil {
 				return err
 			}
+			if !o.local {
+				return o.runHost(cmd.Context(), cmd.OutOrStdout())
+			}
 			return o.run(cmd, cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
+	o.flags = f
 	f.BoolVar(&o.local, "local", false, "run the control plane on this machine instead of in a host cluster")
-	f.StringVar(&o.hostClusterContext, "host-cluster-context", "", "context of the host cluster to run the control plane in (not supported yet: use --local)")
+	f.StringVar(&o.hostClusterContext, "host-cluster-context", "", "kubeconfig context of the host cluster to run the control plane in")
 	f.StringVar(&o.dataDir, "data-dir", "", "folder of the local control plane (default ~/.federation/FEDERATION_NAME)")
-	f.StringVar(&o.advertiseAddress, "api-server-advertise-address", "", "address the apiserver binds and puts in its certificate (default 127.0.0.1)")
-	f.IntVar(&o.port, "api-server-port", 0, "port of the apiserver (default: a free port)")
+	f.StringVar(&o.advertiseAddress, "api-server-advertise-address", "", "--local: address the apiserver binds and puts in its certificate (default 127.0.0.1); in a host cluster with NodePort: the nodes' address put in the kubeconfig and the certificate (default: a node's address)")
+	f.IntVar(&o.port, "api-server-port", 0, "port of the apiserver (--local default: a free port; in a host cluster: the Service's port, default 443)")
 	f.StringSliceVar(&o.etcdServers, "etcd-servers", nil, "external etcd endpoints instead of the embedded etcd")
 	f.StringVar(&o.dnsProvider, "dns-provider", "", "DNS provider of the federation: coredns")
 	f.StringVar(&o.dnsZoneName, "dns-zone-name", "", "DNS zone of the federation, e.g. example.com.")
@@ -81,6 +112,7 @@ one leading, the other standing by.`,
 	f.IntVar(&o.dnsPort, "dns-port", 0, "port of federation-dns on the bind address, UDP and TCP (default: a free port; 53 needs root)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print what would be done, and do nothing")
 	f.BoolVar(&o.ha, "ha", false, "high availability: a 3-member etcd cluster (unless --etcd-servers), two apiservers sharing the one address, two controller managers electing a leader")
+	o.host.addFlags(f)
 	return cmd
 }
 
@@ -103,12 +135,22 @@ func (o *initOptions) complete(args []string) error {
 }
 
 func (o *initOptions) validate() error {
-	var errs []error
-	if !o.local {
-		errs = append(errs, errors.New("running the control plane in a host cluster is not supported yet: use --local"))
+	switch {
+	case o.local && o.hostClusterContext != "":
+		return errors.New("--local and --host-cluster-context exclude each other: the control plane runs on this machine or in a host cluster")
+	case !o.local && o.hostClusterContext == "":
 		if o.ha {
-			errs = append(errs, errors.New("--ha is a topology of local processes: add --local"))
+			return errors.New("--ha is a topology of local processes: add --local")
 		}
+		return errors.New("--host-cluster-context=CONTEXT is required: the host cluster to run the control plane in (or --local, on this machine)")
+	case !o.local:
+		var err error
+		o.plane, err = o.validateHost()
+		return err
+	}
+	var errs []error
+	if err := o.hostFlagsWithLocal(); err != nil {
+		errs = append(errs, err)
 	}
 	switch {
 	case o.dnsProvider != "" && o.dnsProvider != "coredns":

@@ -71,18 +71,9 @@ func newStopCommand(_ *globalFlags) *cobra.Command {
 }
 
 func newDeleteCommand(g *globalFlags) *cobra.Command {
-	var local bool
-	needLocal := func() error {
-		if !local {
-			return errors.New("only local control planes can be deleted: add --local")
-		}
-		return nil
-	}
-	cmd := localCommandOr("delete", "Delete a local federation control plane: its processes, data and kubeconfig entries",
+	var local bool // withHost requires it, or --host-cluster-context
+	cmd := localCommandOr("delete", "Delete a federation control plane: its processes and data (--local), or its objects in the host cluster (--host-cluster-context); and its kubeconfig entries",
 		func(cmd *cobra.Command, plane *localplane.Plane) error {
-			if err := needLocal(); err != nil {
-				return err
-			}
 			if err := plane.Delete(); err != nil {
 				return err
 			}
@@ -98,9 +89,6 @@ func newDeleteCommand(g *globalFlags) *cobra.Command {
 		// Its folder went by hand: what is left of it is the record and
 		// the kubeconfig entries.
 		func(cmd *cobra.Command, reg *localplane.Registry, stale *localplane.StaleRecordError) error {
-			if err := needLocal(); err != nil {
-				return err
-			}
 			if err := reg.Forget(stale.Name, stale.Dir); err != nil {
 				return err
 			}
@@ -110,7 +98,8 @@ func newDeleteCommand(g *globalFlags) *cobra.Command {
 			fmt.Fprintf(cmd.OutOrStdout(), "Federation %q: its folder %s was gone already; its record and kubeconfig entries are removed\n", stale.Name, stale.Dir)
 			return nil
 		})
-	cmd.Flags().BoolVar(&local, "local", false, "the control plane runs on this machine (required)")
+	cmd.Flags().BoolVar(&local, "local", false, "the control plane runs on this machine")
+	(&hostDeleteOptions{globalFlags: g}).withHost(cmd, &local)
 	return cmd
 }
 

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/freeport"
 	"github.com/federation-v1/federation/pkg/httpprobe"
 	"github.com/federation-v1/federation/pkg/localprocess"
@@ -27,9 +28,9 @@ const DNSServerProgram = "federation-dns"
 // federation's DNS zone and server, so that `kubefed join` can point a
 // member's cluster DNS at them.
 const (
-	DNSConfigMap = "federation-dns"
-	DNSZoneKey   = "zone"
-	DNSServerKey = "server"
+	DNSConfigMap = federationv1beta1.DNSConfigMap
+	DNSZoneKey   = federationv1beta1.DNSZoneKey
+	DNSServerKey = federationv1beta1.DNSServerKey
 )
 
 // Files of the DNS set-up, relative to the plane's folder.

@@ -33,15 +33,21 @@ var encryptedResources = []string{"secrets"}
 // once, at init, and never replaced: a new key would make every stored
 // Secret unreadable.
 func (p *Plane) writeEncryptionConfig() error {
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		return fmt.Errorf("generating the encryption key: %w", err)
-	}
-	data, err := yaml.Marshal(encryptionConfig(key))
+	data, err := NewEncryptionConfig()
 	if err != nil {
 		return err
 	}
 	return writeOnce(p.path(encryptionConfigFile), data, 0o600)
+}
+
+// NewEncryptionConfig is an EncryptionConfiguration (YAML) sealing Secrets
+// with a new random key, as a plane in a host cluster keeps it too.
+func NewEncryptionConfig() ([]byte, error) {
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("generating the encryption key: %w", err)
+	}
+	return yaml.Marshal(encryptionConfig(key))
 }
 
 func encryptionConfig(key []byte) *apiserverv1.EncryptionConfiguration {

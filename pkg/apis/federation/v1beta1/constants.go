@@ -74,6 +74,16 @@ const (
 	ControllerManagerUser = "system:federation-controller-manager"
 )
 
+// DNSConfigMap in SystemNamespace publishes the federation's DNS zone and
+// the address of its DNS server, so that `kubefed join` can point a
+// member's cluster DNS at them. The leading controller manager writes it
+// from its DNS provider config (kubefed init --local writes the same).
+const (
+	DNSConfigMap = "federation-dns"
+	DNSZoneKey   = "zone"
+	DNSServerKey = "server"
+)
+
 // Ownership of member copies (which federation made a copy, whether it
 // was adopted, and whether adoption is asked for).
 const (
