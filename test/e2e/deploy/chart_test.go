@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/federation-v1/federation/deploy"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -42,7 +44,7 @@ func TestChart(t *testing.T) {
 		want := []string{
 			"Secret/fed-credentials", "Secret/fed-tokens", "Secret/fed-admin-kubeconfig", "Secret/fed-monitoring",
 			"StatefulSet/fed-etcd", "Service/fed-etcd", "Service/fed-etcd-client", "NetworkPolicy/fed-etcd",
-			"Deployment/fed-apiserver", "Service/fed-apiserver", "PodDisruptionBudget/fed-apiserver",
+			"Deployment/fed-apiserver", "ConfigMap/fed-audit-policy", "Service/fed-apiserver", "PodDisruptionBudget/fed-apiserver",
 			"Deployment/fed-controller-manager", "Service/fed-controller-manager", "PodDisruptionBudget/fed-controller-manager",
 			"Deployment/fed-dns", "Service/fed-dns", "Service/fed-dns-metrics", "ConfigMap/fed-dns", "PodDisruptionBudget/fed-dns",
 		}
@@ -75,6 +77,12 @@ func TestChart(t *testing.T) {
 		assert.Contains(t, apiserver, "--etcd-certfile=/etc/federation/pki/etcd-client.crt")
 		assert.Contains(t, apiserver, "--encryption-provider-config=/etc/federation/pki/encryption-config.yaml")
 		assert.Contains(t, apiserver, "--secure-port=8443")
+		// The audit log with the one policy a local plane uses too.
+		assert.Contains(t, apiserver, "--audit-policy-file=/etc/federation/audit/audit-policy.yaml")
+		assert.Contains(t, apiserver, "--audit-log-path=-")
+		policy, err := deploy.Chart.ReadFile("charts/federation/files/audit-policy.yaml")
+		require.NoError(t, err)
+		assert.Equal(t, string(policy), r.configMapData("fed-audit-policy")["audit-policy.yaml"])
 		cm := r.command("Deployment", "fed-controller-manager")
 		for _, f := range []string{"--leader-elect=true", "--federation-name=federation", "--dns-provider=coredns",
 			"--dns-provider-config=/etc/federation/dns/coredns-provider.conf", "--dns-zone-name=example.com."} {

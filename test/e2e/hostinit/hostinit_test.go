@@ -152,7 +152,7 @@ func TestInitAndDeleteInAHostCluster(t *testing.T) {
 
 	t.Run("init again changes nothing", func(t *testing.T) {
 		before := applied(t, host)
-		require.Len(t, before, 16, "the chart's objects but the Namespace, and the credentials Secret: %v", before)
+		require.Len(t, before, 17, "the chart's objects but the Namespace, and the credentials Secret: %v", before)
 		cfgBefore, err := clientcmd.LoadFromFile(u.Kubeconfig)
 		require.NoError(t, err)
 		u.MustKubefed(args...)
