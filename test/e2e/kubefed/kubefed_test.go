@@ -102,7 +102,8 @@ func TestInitRejectsBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"init", "Bad_Name", "--local"}, `federation name "Bad_Name"`},
-		{[]string{"init", "fed"}, "use --local"},
+		{[]string{"init", "fed"}, "--host-cluster-context=CONTEXT is required"},
+		{[]string{"init", "fed", "--local", "--host-cluster-context=ctx"}, "--local and --host-cluster-context exclude each other"},
 		{[]string{"init", "fed", "--local", "--api-server-port=70000"}, "--api-server-port 70000"},
 		{[]string{"init"}, "accepts 1 arg"},
 		{[]string{"stop", "nothing-here"}, `no local federation "nothing-here"`},
