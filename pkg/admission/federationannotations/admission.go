@@ -3,8 +3,10 @@
 // the cluster selector on any object, and the replica preferences on
 // ReplicaSets, Deployments and Jobs. v1 silently ignored such annotations;
 // here the request fails with a 422 naming the annotation (and the field of
-// the preferences). It also keeps the service-ingresses annotation, which
-// DNS records are made from, to the federation controller manager: setting
+// the preferences). The overrides annotation is checked rule by rule and
+// dry-applied to the object (overrides.go). It also keeps the
+// service-ingresses annotation, which DNS records are made from, to the
+// federation controller manager: setting
 // or changing it takes the right to update services/federation-ingresses,
 // else the request fails with a 403 (ingresses.go).
 package federationannotations
@@ -95,6 +97,13 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 		return nil
 	}
 	errs := Validate(a.GetResource().GroupResource(), obj.GetAnnotations())
+	var oldAnnotations map[string]string
+	if old := a.GetOldObject(); old != nil {
+		if m, err := meta.Accessor(old); err == nil {
+			oldAnnotations = m.GetAnnotations()
+		}
+	}
+	errs = append(errs, validateOverrides(a.GetResource().GroupResource(), a.GetObject(), a.GetOldObject(), obj.GetAnnotations(), oldAnnotations)...)
 	if len(errs) == 0 {
 		return nil
 	}

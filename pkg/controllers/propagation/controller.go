@@ -115,6 +115,9 @@ type Controller struct {
 	// a member object of that name found not to be ours, whose conflict
 	// was told (ownership.go).
 	conflicts sync.Map
+	// overridesTold holds, by key, what the events last said of the
+	// object's per-cluster overrides (overrides.go).
+	overridesTold sync.Map
 	// tombstones index the tombstones of deleted objects (tombstones.go);
 	// nil when they are not watched.
 	tombstones       cache.Indexer

@@ -24,6 +24,9 @@ var notTravelling = map[string]bool{
 	federationv1beta1.AdoptedAnnotation:            true,
 	federationv1beta1.ConflictResolutionAnnotation: true,
 	federationv1beta1.DeleteAdoptedAnnotation:      true,
+	// Applied here, to each cluster's copy (overrides.go): a rule changed
+	// for one cluster rewrites no other.
+	federationv1beta1.OverridesAnnotation: true,
 }
 
 // Desired returns what is applied to members for fed: name, namespace,

@@ -32,8 +32,8 @@ const staleRetry = 250 * time.Millisecond
 
 // Sync reconciles the federated object with key in every member cluster:
 // refusal of the never-propagated namespaces → placement → desired copies
-// → replica plan → in-sync decision → dispatch of the member writes →
-// status. A deleted object's copies are let go from its tombstones
+// → replica plan → per-cluster overrides → in-sync decision → dispatch of
+// the member writes → status. A deleted object's copies are let go from its tombstones
 // (tombstones.go).
 func (c *Controller) Sync(ctx context.Context, key string) error {
 	if c.membersOwn(key) {
@@ -78,12 +78,20 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	// Each cluster's own overrides, before the hash (overrides.go).
+	desiredIn, overridden, err := c.withOverrides(fed, placed, desiredIn)
+	if err != nil {
+		c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonBadOverrides, "%s %s: %v", c.typ.Kind, key, err)
+		return nil
+	}
 	copies, err := c.compare(fed, placed, desiredIn)
 	if err != nil {
 		return err
 	}
+	c.tellOverrides(fed, overridden)
 	c.writes.Dispatch(key, copies.writes)
 	inFlight, failures := c.writes.State(key, c.typ.Status != nil)
+	failures = append(failures, overridden.failures()...)
 	if !inFlight && len(failures) == 0 {
 		c.changes.propagated(key)
 	}
@@ -106,6 +114,7 @@ func (c *Controller) current(key string) (*unstructured.Unstructured, error) {
 		c.released.Delete(key)
 		c.writes.Forget(key)
 		c.forgetConflicts(key)
+		c.overridesTold.Delete(key)
 		return nil, nil
 	}
 	if err != nil {
@@ -174,6 +183,11 @@ func (c *Controller) compare(fed *unstructured.Unstructured, placed map[string]b
 			continue
 		}
 		d, h, err := desiredIn(cl.Name)
+		if errors.Is(err, errOverrideFailed) {
+			// Its copy is left as it is (overrides.go).
+			out.inSync = append(out.inSync, c.leftAlone(cl.Name, fed)...)
+			continue
+		}
 		if err == nil {
 			d, h, err = c.keepAdopted(cl.Name, fed, d, h)
 		}

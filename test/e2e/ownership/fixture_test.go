@@ -1,11 +1,8 @@
 package ownership_test
 
 import (
-	"bufio"
 	"context"
 	"sort"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -112,21 +109,7 @@ func (f *fixture) writeCounters(fed, cluster string) map[string]float64 {
 	f.t.Helper()
 	body, err := f.u.ControllerManagerMetrics(fed)
 	require.NoError(f.t, err)
-	out := map[string]float64{}
-	sc := bufio.NewScanner(strings.NewReader(body))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "federation_sync_member_writes_total{") || !strings.Contains(line, `cluster="`+cluster+`"`) {
-			continue
-		}
-		fields := strings.Fields(line)
-		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-		require.NoError(f.t, err, line)
-		i := strings.Index(line, `verb="`)
-		require.GreaterOrEqual(f.t, i, 0, line)
-		verb := line[i+len(`verb="`):]
-		out[verb[:strings.IndexByte(verb, '"')]] += v
-	}
+	out, err := fedenv.MetricByLabel(body, "federation_sync_member_writes_total", "verb", map[string]string{"cluster": cluster})
+	require.NoError(f.t, err)
 	return out
 }

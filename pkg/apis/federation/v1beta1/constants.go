@@ -65,6 +65,10 @@ const (
 	ReplicaSetPreferencesAnnotation = "federation.kubernetes.io/replica-set-preferences"
 	DeploymentPreferencesAnnotation = "federation.kubernetes.io/deployment-preferences"
 	JobPreferencesAnnotation        = "federation.kubernetes.io/job-preferences"
+	// OverridesAnnotation holds per-cluster overrides: an ordered list of
+	// rules that change the copy sent to the clusters they choose
+	// (package overrides). It stays at the federation.
+	OverridesAnnotation = "federation.kubernetes.io/overrides"
 )
 
 // Identities of the federation's own components at the federation
