@@ -111,7 +111,7 @@ func IssueCredentials(l Layout, encryptionConfig []byte) (*Credentials, error) {
 			return nil, err
 		}
 	}
-	cmKubeconfig, err := clientcmd.Write(*kubeconfig(federationv1beta1.ControllerManagerUser, l.InternalAPIServerURL(),
+	cmKubeconfig, err := clientcmd.Write(*localplane.CertKubeconfig(federationv1beta1.ControllerManagerUser, l.InternalAPIServerURL(),
 		ca.CertPEM(), files["cm-client.crt"], files["cm-client.key"]))
 	if err != nil {
 		return nil, err
@@ -132,16 +132,7 @@ func IssueCredentials(l Layout, encryptionConfig []byte) (*Credentials, error) {
 // AdminKubeconfig is the admin's kubeconfig of the federation at server:
 // cluster, user and context all named after it, everything embedded.
 func (c *Credentials) AdminKubeconfig(name, server string) *clientcmdapi.Config {
-	return kubeconfig(name, server, c.Data[KeyCA], c.AdminCert, c.AdminKey)
-}
-
-func kubeconfig(name, server string, ca, cert, key []byte) *clientcmdapi.Config {
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
-	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key}
-	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
-	cfg.CurrentContext = name
-	return cfg
+	return localplane.CertKubeconfig(name, server, c.Data[KeyCA], c.AdminCert, c.AdminKey)
 }
 
 // Reusable says why the credentials in an existing Secret cannot serve the

@@ -88,10 +88,18 @@ func (p *Plane) kubeconfig(certFile, keyFile string) (*clientcmdapi.Config, erro
 	if err != nil {
 		return nil, err
 	}
+	return CertKubeconfig(p.Name, p.Server, ca, certPEM, keyPEM), nil
+}
+
+// CertKubeconfig is a kubeconfig for the apiserver at server whose
+// cluster, user and context are all named name, with the CA and the
+// client certificate and key embedded: how every plane, local or in a
+// host cluster, hands out its credentials.
+func CertKubeconfig(name, server string, ca, cert, key []byte) *clientcmdapi.Config {
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[p.Name] = &clientcmdapi.Cluster{Server: p.Server, CertificateAuthorityData: ca}
-	cfg.AuthInfos[p.Name] = &clientcmdapi.AuthInfo{ClientCertificateData: certPEM, ClientKeyData: keyPEM}
-	cfg.Contexts[p.Name] = &clientcmdapi.Context{Cluster: p.Name, AuthInfo: p.Name}
-	cfg.CurrentContext = p.Name
-	return cfg, nil
+	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
+	cfg.CurrentContext = name
+	return cfg
 }
