@@ -1,6 +1,7 @@
 package propagation
 
 import (
+	"slices"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +25,17 @@ type ourCopy struct {
 	// over (ownership.go).
 	uid     types.UID
 	adopted bool
+	// passed: the resourceVersions the copy went through during that write
+	// before its end (an update of a copy we created is an apply, a patch
+	// handing its fields over, and an apply). Their watch events come
+	// late, after the write, and are echoes too, not changes by others.
+	passed []string
+}
+
+// passedThrough reports whether rv is a version our last write left on
+// its way to the end.
+func (o ourCopy) passedThrough(rv string) bool {
+	return rv != "" && slices.Contains(o.passed, rv)
 }
 
 // appliedCopies hold, per cluster and object key, the member copy our last
@@ -48,13 +60,14 @@ func (a *appliedCopies) get(cluster, objKey string) (ourCopy, bool) {
 }
 
 // remember records the member copy obj as ours; written says it is the
-// answer to our write, which the member's watch has yet to bring.
-func (a *appliedCopies) remember(cluster, objKey string, obj metav1.Object, written bool) {
+// answer to our write, which the member's watch has yet to bring, and
+// passed the versions that write went through before obj.
+func (a *appliedCopies) remember(cluster, objKey string, obj metav1.Object, written bool, passed ...string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.copies[appliedKey(cluster, objKey)] = ourCopy{version: version(obj), resourceVersion: obj.GetResourceVersion(),
 		hash: obj.GetAnnotations()[federationv1beta1.AppliedHashAnnotation], unseen: written,
-		uid: obj.GetUID(), adopted: isAdopted(obj)}
+		uid: obj.GetUID(), adopted: isAdopted(obj), passed: passed}
 }
 
 // seen notes that the member's watch brought an event of the copy.
@@ -92,7 +105,8 @@ func (c *Controller) echo(cluster, ns, name string) bool {
 }
 
 // holdsOurWrite reports whether the member's cache holds the copy of objKey
-// exactly as our last write left it.
+// exactly as our last write left it, or as it was on that write's way
+// (whose end the watch brings next).
 func (c *Controller) holdsOurWrite(cluster, objKey string) bool {
 	a, ok := c.applied.get(cluster, objKey)
 	if !ok || a.resourceVersion == "" {
@@ -100,5 +114,5 @@ func (c *Controller) holdsOurWrite(cluster, objKey string) bool {
 	}
 	ns, name := splitKey(objKey)
 	cur, exists := c.members.Get(cluster, c.typ.Resource, ns, name)
-	return exists && cur.GetResourceVersion() == a.resourceVersion
+	return exists && (cur.GetResourceVersion() == a.resourceVersion || a.passedThrough(cur.GetResourceVersion()))
 }

@@ -130,11 +130,15 @@ func (c *Controller) update(ctx context.Context, cluster string, fed, desired *u
 	objKey := key(fed.GetNamespace(), fed.GetName())
 	start := time.Now()
 	out, err := c.apply(ctx, cluster, desired)
+	var passed []string
 	if err == nil && createdByUs(out) {
 		// The fields our create set belong to its Update entry, not to our
 		// applies, which would never remove them: hand them over (once),
 		// and apply again, as what we sent may have left some out.
-		if out, err = c.upgrade(ctx, cluster, desired, out); err == nil {
+		passed = append(passed, out.GetResourceVersion())
+		var upgraded string
+		if upgraded, err = c.upgrade(ctx, cluster, desired, out); err == nil {
+			passed = append(passed, upgraded)
 			out, err = c.apply(ctx, cluster, desired)
 		}
 	}
@@ -147,7 +151,7 @@ func (c *Controller) update(ctx context.Context, cluster string, fed, desired *u
 		return nil, fmt.Errorf("applying %s in cluster %s: %w", c.what(objKey), cluster, err)
 	}
 	klog.FromContext(ctx).V(2).Info("Applied to member", "cluster", cluster, "object", objKey, "took", time.Since(start))
-	c.wrote(cluster, objKey, out)
+	c.wrote(cluster, objKey, out, passed...)
 	return ev, nil
 }
 
@@ -201,10 +205,11 @@ func (c *Controller) adopt(ctx context.Context, cluster string, fed, desired *un
 	return c.update(ctx, cluster, fed, marked, &memberwrites.Event{Reason: ReasonAdopt, Verb: "Adopted the existing"})
 }
 
-// wrote records what our write left: the copy is ours.
-func (c *Controller) wrote(cluster, objKey string, out writtenCopy) {
+// wrote records what our write left, and the versions it passed through
+// on the way: the copy is ours.
+func (c *Controller) wrote(cluster, objKey string, out writtenCopy, passed ...string) {
 	c.conflicts.Delete(appliedKey(cluster, objKey))
-	c.applied.remember(cluster, objKey, out, true)
+	c.applied.remember(cluster, objKey, out, true, passed...)
 }
 
 // createdByUs reports whether a copy still has the fields set by our
@@ -217,18 +222,22 @@ func createdByUs(obj writtenCopy) bool {
 
 // upgrade moves the fields of our create's Update entry to our apply's, as
 // kubectl does for objects it created before applying them server-side.
-func (c *Controller) upgrade(ctx context.Context, cluster string, desired *unstructured.Unstructured, out writtenCopy) (writtenCopy, error) {
+// It returns the resourceVersion the move left ("" when none was needed).
+func (c *Controller) upgrade(ctx context.Context, cluster string, desired *unstructured.Unstructured, out writtenCopy) (string, error) {
 	patch, err := csaupgrade.UpgradeManagedFieldsPatch(out, sets.New(FieldManager), FieldManager)
 	if err != nil || patch == nil {
-		return out, err
+		return "", err
 	}
 	res, err := c.memberResource(cluster, desired.GetNamespace())
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	_, err = res.Patch(ctx, desired.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
+	moved, err := res.Patch(ctx, desired.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
 	c.countWrite(cluster, "patch", err)
-	return out, err
+	if err != nil {
+		return "", err
+	}
+	return moved.GetResourceVersion(), nil
 }
 
 // apply sends desired to a member. A Job the member already runs, not in

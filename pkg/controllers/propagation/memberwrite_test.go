@@ -2,14 +2,17 @@ package propagation
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/federation-v1/federation/pkg/federatedtypes"
@@ -209,6 +212,70 @@ func TestTheEchoOfOurOwnWriteIsNotReconciled(t *testing.T) {
 	delete(members.cache["c2"], "ns/a")
 	tc.MemberChanged("c2", res, gone)
 	assert.Equal(t, 1, tc.queue.Len(), "a deleted copy")
+}
+
+// The first update of a copy we created is three writes (an apply, a patch
+// handing the create's fields over, an apply). Their watch events may all
+// come after the write has ended: none of them is somebody else's change
+// (CI once saw each such copy applied a third time, as "Restored").
+func TestTheLateEchoesOfAnUpdateInStepsAreNotReconciled(t *testing.T) {
+	fed := configMapObj("a", Finalizer)
+	members := newFakeMembers([]string{"c1"})
+	members.put("c1", appliedCopy(t, fed))
+	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
+	require.NoError(t, tc.sync(t, "ns/a"))
+	require.Empty(t, members.memberActions("c1"), "in sync")
+
+	fields := &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:k":{}}}`)}
+	entry := func(op metav1.ManagedFieldsOperationType) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: FieldManager, Operation: op, APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: fields}
+	}
+	// The member answers each write with its next version, and its watch
+	// brings none of them until the write has ended.
+	var steps []*unstructured.Unstructured
+	members.clients["c1"].PrependReactor("patch", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		p := a.(clienttesting.PatchAction)
+		step := &unstructured.Unstructured{}
+		if p.GetPatchType() == types.ApplyPatchType {
+			if err := json.Unmarshal(p.GetPatch(), &step.Object); err != nil {
+				return true, nil, err
+			}
+		} else {
+			step = steps[len(steps)-1].DeepCopy()
+		}
+		managed := []metav1.ManagedFieldsEntry{entry(metav1.ManagedFieldsOperationApply)}
+		if len(steps) == 0 {
+			managed = append(managed, entry(metav1.ManagedFieldsOperationUpdate))
+		}
+		step.SetManagedFields(managed)
+		step.SetResourceVersion(fmt.Sprint(len(steps) + 2))
+		steps = append(steps, step)
+		return true, step, nil
+	})
+	changed := fed.DeepCopy()
+	changed.Object["data"] = map[string]any{"k": "v2"}
+	require.NoError(t, tc.indexer.Update(changed))
+	tc.events()
+	require.NoError(t, tc.sync(t, "ns/a"))
+	apply, jsonPatch := "patch:"+string(types.ApplyPatchType), "patch:"+string(types.JSONPatchType)
+	require.Equal(t, []string{apply, jsonPatch, apply}, members.memberActions("c1"))
+	require.Len(t, steps, 3)
+
+	for _, step := range steps {
+		members.put("c1", step)
+		tc.MemberChanged("c1", federatedtypes.ByName("configmaps").Resource, step)
+		assert.Zero(t, tc.queue.Len(), "the late event of version %s, which our write went through", step.GetResourceVersion())
+		require.NoError(t, tc.sync(t, "ns/a"))
+		assert.Len(t, members.memberActions("c1"), 3, "written again with the cache at version %s", step.GetResourceVersion())
+	}
+	assert.Equal(t, []string{"Normal UpdateInCluster Updated ConfigMap ns/a in cluster c1"}, tc.events())
+
+	// A later version is somebody else's.
+	theirs := steps[2].DeepCopy()
+	theirs.SetResourceVersion("5")
+	members.put("c1", theirs)
+	tc.MemberChanged("c1", federatedtypes.ByName("configmaps").Resource, theirs)
+	assert.Equal(t, 1, tc.queue.Len(), "a version our write did not leave")
 }
 
 func TestEveryEventOfATypeWithStatusIsReconciled(t *testing.T) {

@@ -242,6 +242,11 @@ func (c *Controller) inSync(cluster string, fed, desired *unstructured.Unstructu
 		// yet: the event brings the object back.
 		return nil, appliedBefore && last.unseen && last.hash == hash
 	}
+	if appliedBefore && last.hash == hash && last.passedThrough(cur.GetResourceVersion()) {
+		// Our write of this very version, seen on its way: the watch
+		// brings its end next.
+		return cur, true
+	}
 	if !InSync(cur, desired, hash, last.version) {
 		return nil, false
 	}
