@@ -12,14 +12,16 @@ type clusterFlags struct {
 	federation string
 	// clusterContext is the member's kubeconfig context; default cluster.
 	clusterContext string
-	// hostClusterContext is accepted for v1 command lines and unused.
+	// hostClusterContext is accepted for v1 command lines and unused: v1
+	// kept the credentials in the host cluster, we keep them in the
+	// federation itself.
 	hostClusterContext string
 }
 
 func (c *clusterFlags) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&c.federation, "context", "", "kubeconfig context of the federation")
 	cmd.Flags().StringVar(&c.clusterContext, "cluster-context", "", "kubeconfig context of the cluster (default CLUSTER_NAME)")
-	cmd.Flags().StringVar(&c.hostClusterContext, "host-cluster-context", "", "accepted for Federation v1 compatibility; a local federation has no host cluster")
+	cmd.Flags().StringVar(&c.hostClusterContext, "host-cluster-context", "", "accepted for Federation v1 compatibility and unused: join keeps the cluster's credentials in the federation's own federation-system namespace, wherever its control plane runs")
 }
 
 // complete takes the cluster name from args and defaults the member's context.

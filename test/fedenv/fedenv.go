@@ -266,3 +266,15 @@ func (u *User) ControllerManagerMetrics(name string) (string, error) {
 	plane := u.Plane(name)
 	return plane.ControllerManagerMetrics("https://" + plane.ControllerManagerAddress)
 }
+
+// JoinAll joins the member clusters to federation fed (also the name of its
+// kubectl context) and waits until every one of them is Ready.
+func (u *User) JoinAll(fed string, clusters ...string) {
+	u.T.Helper()
+	want := map[string]string{}
+	for _, c := range clusters {
+		u.MustKubefed("join", c, "--context="+fed)
+		want[c] = "Ready"
+	}
+	u.WaitClusterStatus(fed, 2*time.Minute, want)
+}

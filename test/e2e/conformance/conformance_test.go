@@ -52,10 +52,7 @@ func TestConformance(t *testing.T) {
 	u := fedenv.NewUser(t, binDir)
 	fedenv.WithMembers(t, u, memberenv.DefaultClusters(3, 1))
 	u.InitFederation("fed")
-	for _, c := range []string{"cluster1", "cluster2", "cluster3"} {
-		u.MustKubefed("join", c, "--context=fed")
-	}
-	u.WaitClusterStatus("fed", 2*time.Minute, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
+	u.JoinAll("fed", "cluster1", "cluster2", "cluster3")
 	t.Logf("setting up took %s", time.Since(start).Round(time.Second))
 
 	t.Run("kubectl auth can-i and whoami", func(t *testing.T) { kubectlAuth(t, u) })

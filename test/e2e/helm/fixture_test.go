@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -40,19 +39,16 @@ const helmTimeout = 3 * time.Minute
 
 // fixture is a federation "fed" joined to three member clusters, and Helm.
 type fixture struct {
-	t   *testing.T
-	u   *fedenv.User
-	env *memberenv.Environment
-	// clients are the members' clients, made once each.
-	clients *memberenv.Clients
-	helm    string
+	fedenv.Fixture
+	env  *memberenv.Environment
+	helm string
 	// helmHome keeps Helm's cache, configuration and data out of $HOME.
 	helmHome string
 }
 
 func (f *fixture) in(t *testing.T) *fixture {
 	c := *f
-	c.t = t
+	c.T = t
 	return &c
 }
 
@@ -61,8 +57,8 @@ func (f *fixture) in(t *testing.T) *fixture {
 func (f *fixture) runHelm(args ...string) (string, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), helmTimeout+time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, f.helm, append([]string{"--kubeconfig", f.u.Kubeconfig}, args...)...)
-	cmd.Env = append(os.Environ(), "HOME="+f.u.Home,
+	cmd := exec.CommandContext(ctx, f.helm, append([]string{"--kubeconfig", f.User.Kubeconfig}, args...)...)
+	cmd.Env = append(os.Environ(), "HOME="+f.User.Home,
 		"HELM_CACHE_HOME="+filepath.Join(f.helmHome, "cache"),
 		"HELM_CONFIG_HOME="+filepath.Join(f.helmHome, "config"),
 		"HELM_DATA_HOME="+filepath.Join(f.helmHome, "data"))
@@ -74,14 +70,14 @@ func (f *fixture) runHelm(args ...string) (string, time.Duration, error) {
 // mustHelm runs helm, fails the test when it fails, and logs how long it
 // took.
 func (f *fixture) mustHelm(args ...string) string {
-	f.t.Helper()
+	f.T.Helper()
 	out, took, err := f.runHelm(args...)
-	require.NoError(f.t, err, "helm %s (after %s):\n%s", strings.Join(args, " "), took.Round(time.Millisecond), out)
-	f.t.Logf("helm %s took %s", args[0], took.Round(time.Millisecond))
+	require.NoError(f.T, err, "helm %s (after %s):\n%s", strings.Join(args, " "), took.Round(time.Millisecond), out)
+	f.T.Logf("helm %s took %s", args[0], took.Round(time.Millisecond))
 	if slices.Contains(args, "--wait") {
 		// Well inside its timeout: nothing waited for something that
 		// never comes at the federation.
-		require.Less(f.t, took, helmTimeout/3, "helm %s --wait", args[0])
+		require.Less(f.T, took, helmTimeout/3, "helm %s --wait", args[0])
 	}
 	return out
 }
@@ -89,46 +85,22 @@ func (f *fixture) mustHelm(args ...string) string {
 // helmListsOnlyAtTheFederation checks with the real `helm list` that the
 // release is the federation's and no member's.
 func (f *fixture) helmListsOnlyAtTheFederation(ns, release string) {
-	f.t.Helper()
-	require.Contains(f.t, strings.Fields(f.mustHelm("list", "--kube-context=fed", "-n", ns, "-q")), release)
+	f.T.Helper()
+	require.Contains(f.T, strings.Fields(f.mustHelm("list", "--kube-context=fed", "-n", ns, "-q")), release)
 	for _, c := range three {
-		require.NotContains(f.t, strings.Fields(f.mustHelm("list", "--kube-context="+c, "-A", "-q")), release, "helm list in %s", c)
+		require.NotContains(f.T, strings.Fields(f.mustHelm("list", "--kube-context="+c, "-A", "-q")), release, "helm list in %s", c)
 	}
-}
-
-// kubectl runs kubectl with the user's kubeconfig and fails the test on error.
-func (f *fixture) kubectl(args ...string) string {
-	f.t.Helper()
-	out, err := f.u.Kubectl().Run(context.Background(), args...)
-	require.NoError(f.t, err)
-	return out
-}
-
-// member reads an object in a member; nil when it is not there.
-func (f *fixture) member(ctx context.Context, cluster string, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
-	c, err := f.clients.Dynamic(cluster)
-	if err != nil {
-		return nil, err
-	}
-	obj, err := c.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s %s/%s in %s: %w", gvr.Resource, ns, name, cluster, err)
-	}
-	return obj, nil
 }
 
 // waitMembers waits until check accepts the object in the members (nil
 // where it is not there); a timeout says what the members last held.
 func (f *fixture) waitMembers(gvr schema.GroupVersionResource, ns, name, what string, check func(objs map[string]*unstructured.Unstructured) error) {
-	f.t.Helper()
+	f.T.Helper()
 	var seen error
 	err := poll.Until(context.Background(), converge, fmt.Sprintf("%s %s/%s in the members: %s", gvr.Resource, ns, name, what), func(ctx context.Context) error {
 		objs := map[string]*unstructured.Unstructured{}
 		for _, c := range three {
-			obj, err := f.member(ctx, c, gvr, ns, name)
+			obj, err := f.MemberObject(ctx, c, gvr, ns, name)
 			if err != nil {
 				return err
 			}
@@ -137,7 +109,7 @@ func (f *fixture) waitMembers(gvr schema.GroupVersionResource, ns, name, what st
 		seen = check(objs)
 		return seen
 	})
-	require.NoError(f.t, err, "last seen: %v", seen)
+	require.NoError(f.T, err, "last seen: %v", seen)
 }
 
 // eachMember adapts a check of one member's object to waitMembers.
@@ -154,7 +126,7 @@ func eachMember(check func(obj *unstructured.Unstructured) error) func(map[strin
 
 // waitGone waits until no member has the object.
 func (f *fixture) waitGone(gvr schema.GroupVersionResource, ns, name string) {
-	f.t.Helper()
+	f.T.Helper()
 	f.waitMembers(gvr, ns, name, "gone", eachMember(func(obj *unstructured.Unstructured) error {
 		if obj != nil {
 			return fmt.Errorf("still there")
@@ -167,21 +139,21 @@ func (f *fixture) waitGone(gvr schema.GroupVersionResource, ns, name string) {
 // ns, and that the federation holds at least one (so the check means
 // something while a release is installed).
 func (f *fixture) noReleaseInMembers(ns string, atFederation bool) {
-	f.t.Helper()
+	f.T.Helper()
 	ctx := context.Background()
 	for _, c := range three {
-		client, err := f.clients.Dynamic(c)
-		require.NoError(f.t, err)
+		client, err := f.Clients.Dynamic(c)
+		require.NoError(f.T, err)
 		list, err := client.Resource(secrets).Namespace(ns).List(ctx, metav1.ListOptions{FieldSelector: "type=" + federatedtypes.HelmReleaseSecretType})
-		require.NoError(f.t, err)
+		require.NoError(f.T, err)
 		var names []string
 		for _, s := range list.Items {
 			names = append(names, s.GetName())
 		}
-		require.Empty(f.t, names, "Helm release Secrets in %s", c)
+		require.Empty(f.T, names, "Helm release Secrets in %s", c)
 	}
 	if atFederation {
-		out := f.kubectl("--context=fed", "-n", ns, "get", "secrets", "--field-selector=type="+federatedtypes.HelmReleaseSecretType, "-o", "name")
-		require.Contains(f.t, out, "secret/sh.helm.release.v1.", "the release is recorded at the federation")
+		out := f.Kubectl("-n", ns, "get", "secrets", "--field-selector=type="+federatedtypes.HelmReleaseSecretType, "-o", "name")
+		require.Contains(f.T, out, "secret/sh.helm.release.v1.", "the release is recorded at the federation")
 	}
 }

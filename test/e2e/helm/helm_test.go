@@ -32,23 +32,20 @@ func TestHelm(t *testing.T) {
 	u := fedenv.NewUser(t, binDir)
 	env := fedenv.WithMembers(t, u, memberenv.DefaultClusters(3, 2))
 	u.InitFederation("fed")
-	for _, c := range three {
-		u.MustKubefed("join", c, "--context=fed")
-	}
-	u.WaitClusterStatus("fed", time.Minute, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
-	f := &fixture{t: t, u: u, env: env, clients: env.Clients(func(cfg *rest.Config) { cfg.Timeout = 10 * time.Second }),
-		helm: env.Binaries.Helm, helmHome: t.TempDir()}
+	u.JoinAll("fed", three...)
+	clients := env.Clients(func(cfg *rest.Config) { cfg.Timeout = 10 * time.Second })
+	f := &fixture{Fixture: fedenv.NewFixture(t, u, clients, "fed", converge), env: env, helm: env.Binaries.Helm, helmHome: t.TempDir()}
 	version := strings.TrimSpace(f.mustHelm("version", "--short"))
 	require.Regexp(t, `^v3\.\d+\.\d+`, version, "a Helm v3 release, reporting its version")
 	t.Logf("setting up took %s; helm %s", time.Since(start), version)
 
 	t.Run("default/kubernetes is the federation's at the federation and each member's own in the members", func(t *testing.T) {
 		f := f.in(t)
-		out := f.kubectl("--context=fed", "-n", "default", "get", "service", "kubernetes", "-o",
+		out := f.Kubectl("-n", "default", "get", "service", "kubernetes", "-o",
 			`jsonpath={.spec.clusterIP} {.spec.ports[0].name} {.spec.ports[0].port} {.metadata.labels.federation\.kubernetes\.io/local}`)
 		assert.Equal(t, federationRange+"0.1 https 443 true", out)
 		for _, c := range three {
-			svc, err := f.member(context.Background(), c, services, "default", "kubernetes")
+			svc, err := f.MemberObject(context.Background(), c, services, "default", "kubernetes")
 			require.NoError(t, err)
 			require.NotNil(t, svc, c)
 			ip, _, _ := unstructured.NestedString(svc.Object, "spec", "clusterIP")
@@ -115,7 +112,7 @@ spec:
 		}))
 		// --wait returned: the federation's Service has its virtual address
 		// and the members' load-balancer addresses; each member its own.
-		out := f.kubectl("--context=fed", "-n", "front", "get", "service", "front-lb", "-o", "jsonpath={.spec.clusterIP} {.status.loadBalancer.ingress[*].ip}")
+		out := f.Kubectl("-n", "front", "get", "service", "front-lb", "-o", "jsonpath={.spec.clusterIP} {.status.loadBalancer.ingress[*].ip}")
 		fields := strings.Fields(out)
 		require.Len(t, fields, 4, "clusterIP and three members' addresses: %q", out)
 		assert.True(t, strings.HasPrefix(fields[0], federationRange), "the federation's address: %q", out)
@@ -142,7 +139,7 @@ spec:
 			}
 			return nil
 		}))
-		table := f.kubectl("--context=fed", "-n", "front", "get", "service", "front-lb", "--no-headers")
+		table := f.Kubectl("-n", "front", "get", "service", "front-lb", "--no-headers")
 		assert.Equal(t, []string{"front-lb", "LoadBalancer", fields[0]}, strings.Fields(table)[:3], "kubectl get svc: %s", table)
 
 		f.mustHelm("uninstall", "front", "--kube-context=fed", "-n", "front", "--wait", "--timeout", helmTimeout.String())
@@ -204,7 +201,7 @@ spec:
 				}
 				return nil
 			}))
-			ip := f.kubectl("--context=fed", "-n", "web", "get", "service", "web", "-o", "jsonpath={.spec.clusterIP}")
+			ip := f.Kubectl("-n", "web", "get", "service", "web", "-o", "jsonpath={.spec.clusterIP}")
 			assert.True(t, strings.HasPrefix(ip, federationRange), "%s: the federation's address %q", step, ip)
 		}
 

@@ -171,30 +171,27 @@ func waitLeading(t *testing.T, m manager, timeout time.Duration) time.Time {
 }
 
 type fixture struct {
-	t       *testing.T
-	u       *fedenv.User
-	clients *memberenv.Clients
+	fedenv.Fixture
 }
 
-func (f *fixture) kubectl(args ...string) string {
-	f.t.Helper()
-	out, err := f.u.Kubectl().Run(context.Background(), append([]string{"--context=fed"}, args...)...)
-	require.NoError(f.t, err)
-	return out
+func (f *fixture) in(t *testing.T) *fixture {
+	c := *f
+	c.T = t
+	return &c
 }
 
 // holder is the Lease's holderIdentity, as kubectl shows it.
 func (f *fixture) holder() string {
-	f.t.Helper()
-	return f.kubectl("-n", "federation-system", "get", "lease", lease, "-o", "jsonpath={.spec.holderIdentity}")
+	f.T.Helper()
+	return f.Kubectl("-n", "federation-system", "get", "lease", lease, "-o", "jsonpath={.spec.holderIdentity}")
 }
 
 // waitData waits until every member holds the ConfigMap with data k=v.
 func (f *fixture) waitData(name, v string) {
-	f.t.Helper()
-	require.NoError(f.t, poll.Until(context.Background(), converge, fmt.Sprintf("configmap le/%s with k=%s in %v", name, v, three), func(ctx context.Context) error {
+	f.T.Helper()
+	require.NoError(f.T, poll.Until(context.Background(), converge, fmt.Sprintf("configmap le/%s with k=%s in %v", name, v, three), func(ctx context.Context) error {
 		for _, c := range three {
-			client, err := f.clients.Dynamic(c)
+			client, err := f.Clients.Dynamic(c)
 			if err != nil {
 				return err
 			}
@@ -220,17 +217,11 @@ func configMap(name, v string) string {
 // createAndUpdate creates the ConfigMap name, waits for it in every
 // member, updates it and waits for the update there.
 func (f *fixture) createAndUpdate(name string) {
-	f.t.Helper()
-	f.apply(configMap(name, "1"))
+	f.T.Helper()
+	f.Apply(configMap(name, "1"))
 	f.waitData(name, "1")
-	f.kubectl("-n", "le", "patch", "configmap", name, "-p", `{"data":{"k":"2"}}`)
+	f.Kubectl("-n", "le", "patch", "configmap", name, "-p", `{"data":{"k":"2"}}`)
 	f.waitData(name, "2")
-}
-
-func (f *fixture) apply(manifest string) {
-	f.t.Helper()
-	_, err := f.u.Kubectl().RunWithInput(context.Background(), manifest, "--context=fed", "apply", "-f", "-")
-	require.NoError(f.t, err)
 }
 
 // TestLeaderElection runs the federation's own controller manager and a
@@ -239,12 +230,9 @@ func TestLeaderElection(t *testing.T) {
 	u := fedenv.NewUser(t, binDir)
 	env := fedenv.WithMembers(t, u, memberenv.DefaultClusters(3, 1))
 	u.InitFederation("fed")
-	for _, c := range three {
-		u.MustKubefed("join", c, "--context=fed")
-	}
-	u.WaitClusterStatus("fed", time.Minute, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
-	f := &fixture{t: t, u: u, clients: env.Clients(nil)}
-	f.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: le}\n")
+	u.JoinAll("fed", three...)
+	f := &fixture{fedenv.NewFixture(t, u, env.Clients(nil), "fed", time.Minute)}
+	f.Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: le}\n")
 
 	planeProcs := localprocess.FindMentioning(u.PlaneDir("fed"), map[string]bool{localplane.ControllerManager: true})
 	require.Len(t, planeProcs, 1, "the plane's controller manager")
@@ -259,7 +247,7 @@ func TestLeaderElection(t *testing.T) {
 	standby := manager{name: "the second controller manager", log: second.Log, metrics: second.Metrics}
 
 	t.Run("one leads, the other stands by", func(t *testing.T) {
-		f := &fixture{t: t, u: u, clients: f.clients}
+		f := f.in(t)
 		assert.Equal(t, first.identity(t), f.holder())
 		assert.NotEqual(t, standby.identity(t), f.holder())
 		assert.Equal(t, 1.0, first.leading(t))
@@ -275,7 +263,7 @@ func TestLeaderElection(t *testing.T) {
 	})
 
 	t.Run("a change is written once", func(t *testing.T) {
-		f := &fixture{t: t, u: u, clients: f.clients}
+		f := f.in(t)
 		leaderBefore, standbyBefore := first.writes(t), standby.writes(t)
 		f.createAndUpdate("once")
 		leader, other := since(leaderBefore, atRest(t, first)), since(standbyBefore, standby.writes(t))
@@ -294,7 +282,7 @@ func TestLeaderElection(t *testing.T) {
 
 	var third *fedenv.ControllerManager
 	t.Run("the standby takes over when the leader is killed", func(t *testing.T) {
-		f := &fixture{t: t, u: u, clients: f.clients}
+		f := f.in(t)
 		killed := time.Now()
 		require.NoError(t, syscall.Kill(planeProcs[0].Pid, syscall.SIGKILL))
 		bound := leaseDuration + 2*time.Duration(float64(retryPeriod)*(1+jitter))
@@ -303,7 +291,7 @@ func TestLeaderElection(t *testing.T) {
 		assert.LessOrEqual(t, took, bound, "a standby leads within the lease duration plus two of its (jittered) tries")
 		assert.Equal(t, standby.identity(t), f.holder())
 		created := time.Now()
-		f.apply(configMap("after-kill", "1"))
+		f.Apply(configMap("after-kill", "1"))
 		f.waitData("after-kill", "1")
 		t.Logf("a new ConfigMap reached the 3 members %s after its creation", time.Since(created).Round(10*time.Millisecond))
 		third = u.StartControllerManager("fed")
@@ -311,7 +299,7 @@ func TestLeaderElection(t *testing.T) {
 
 	t.Run("a leader stopped with SIGTERM hands over at once", func(t *testing.T) {
 		require.NotNil(t, third, "the previous step failed")
-		f := &fixture{t: t, u: u, clients: f.clients}
+		f := f.in(t)
 		next := manager{name: "the third controller manager", log: third.Log, metrics: third.Metrics}
 		assert.Equal(t, 0.0, next.leading(t))
 		stopped := time.Now()
@@ -328,7 +316,7 @@ func TestLeaderElection(t *testing.T) {
 		assert.Less(t, took, leaseDuration/2, "hand-over well under the lease duration")
 		assert.True(t, standby.logged(t, "Controllers stopped"), "the leader waited for its controllers")
 		assert.True(t, standby.logged(t, "Stopped leading"))
-		f.apply(configMap("after-term", "1"))
+		f.Apply(configMap("after-term", "1"))
 		f.waitData("after-term", "1")
 	})
 }

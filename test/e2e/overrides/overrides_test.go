@@ -89,15 +89,12 @@ func TestOverrides(t *testing.T) {
 	env := fedenv.WithMembers(t, u, memberenv.DefaultClusters(3, 1))
 	u.InitFederation("fed")
 	three := []string{"cluster1", "cluster2", "cluster3"}
-	for _, c := range three {
-		u.MustKubefed("join", c, "--context=fed")
-	}
-	u.WaitClusterStatus("fed", time.Minute, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
-	f := &fixture{t: t, u: u, clients: env.Clients(func(cfg *rest.Config) { cfg.QPS, cfg.Burst = 50, 100 })}
+	u.JoinAll("fed", three...)
+	f := &fixture{fedenv.NewFixture(t, u, env.Clients(func(cfg *rest.Config) { cfg.QPS, cfg.Burst = 50, 100 }), "fed", converge)}
 	for c, region := range map[string]string{"cluster1": "us", "cluster2": "us", "cluster3": "eu"} {
-		f.kubectl("label", "cluster", c, "region="+region, "--overwrite")
+		f.Kubectl("label", "cluster", c, "region="+region, "--overwrite")
 	}
-	require.NoError(t, f.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: e2e}\n"))
+	require.NoError(t, f.TryApply("apiVersion: v1\nkind: Namespace\nmetadata: {name: e2e}\n"))
 	// Created, not applied: kubectl apply's last-applied annotation, which
 	// travels, would hold the rules, and so change every copy with them.
 	_, err := u.Kubectl().RunWithInput(context.Background(), deployment(rules), "--context=fed", "create", "-f", "-")
@@ -112,14 +109,14 @@ func TestOverrides(t *testing.T) {
 		})
 		var total int64
 		for _, c := range three {
-			obj, err := f.member(c).Resource(deployments).Namespace("e2e").Get(context.Background(), "web", metav1.GetOptions{})
+			obj, err := f.Member(c).Resource(deployments).Namespace("e2e").Get(context.Background(), "web", metav1.GetOptions{})
 			require.NoError(t, err)
 			n, _, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas")
 			total += n
 		}
 		assert.EqualValues(t, 3, total, "replicas stay planned across the clusters")
-		assert.Contains(t, f.kubectl("get", "deploy", "web", "-n", "e2e", "-o", "yaml"), annotation, "kubectl shows the rules")
-		f.waitEvents("web", "OverridesApplied", "rule 0 in cluster cluster3; rule 1 in cluster cluster1; rule 2 in clusters cluster1, cluster3; rule 3 in cluster cluster3")
+		assert.Contains(t, f.Kubectl("get", "deploy", "web", "-n", "e2e", "-o", "yaml"), annotation, "kubectl shows the rules")
+		f.WaitEvents("web", "OverridesApplied", "rule 0 in cluster cluster3; rule 1 in cluster cluster1; rule 2 in clusters cluster1, cluster3; rule 3 in cluster cluster3")
 	})
 
 	t.Run("no member writes when nothing changes", func(t *testing.T) {
@@ -130,21 +127,21 @@ func TestOverrides(t *testing.T) {
 	t.Run("drift is repaired to the cluster's own version", func(t *testing.T) {
 		f := f.in(t)
 		patch := `{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"registry.k8s.io/pause:by-hand"}]}}}}`
-		edited, err := f.member("cluster1").Resource(deployments).Namespace("e2e").Patch(context.Background(), "web",
+		edited, err := f.Member("cluster1").Resource(deployments).Namespace("e2e").Patch(context.Background(), "web",
 			types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "someone"})
 		require.NoError(t, err)
 		require.NoError(t, copyIs("registry.k8s.io/pause:by-hand", "", "", "gold")(edited), "edited by hand")
 		f.waitCopies("e2e", "web", map[string]func(*unstructured.Unstructured) error{
 			"cluster1": copyIs("registry.k8s.io/pause:3.9", "", "", "gold"),
 		})
-		f.waitEvents("web", "Restored Deployment e2e/web in cluster cluster1: it was changed there")
+		f.WaitEvents("web", "Restored Deployment e2e/web in cluster cluster1: it was changed there")
 	})
 
 	t.Run("a rule changed for one cluster rewrites only that cluster", func(t *testing.T) {
 		f := f.in(t)
 		before := f.settled()
 		withArgs := strings.TrimSuffix(rules, "]") + `,{"clusters":["cluster2"],"container":"c","args":["--v=2"]}]`
-		f.kubectl("annotate", "deploy", "web", "-n", "e2e", "--overwrite", annotation+"="+withArgs)
+		f.Kubectl("annotate", "deploy", "web", "-n", "e2e", "--overwrite", annotation+"="+withArgs)
 		f.waitCopies("e2e", "web", map[string]func(*unstructured.Unstructured) error{"cluster2": copyIs(base, "", "--v=2", "")})
 		after := f.settled()
 		assert.Greater(t, after["cluster2"], before["cluster2"])
@@ -154,7 +151,7 @@ func TestOverrides(t *testing.T) {
 
 	t.Run("a Cluster's labels changing re-evaluates", func(t *testing.T) {
 		f := f.in(t)
-		f.kubectl("label", "cluster", "cluster2", "region=eu", "--overwrite")
+		f.Kubectl("label", "cluster", "cluster2", "region=eu", "--overwrite")
 		f.waitCopies("e2e", "web", map[string]func(*unstructured.Unstructured) error{
 			"cluster2": copyIs("eu.registry.example/pause:3.10", "REGION=eu", "--v=2", ""),
 		})
@@ -163,7 +160,7 @@ func TestOverrides(t *testing.T) {
 	t.Run("a bad rule is refused with a 422 naming it", func(t *testing.T) {
 		f := f.in(t)
 		bad := `[{"labels":{"a":"b"}},{"patches":[{"op":"replace","path":"/metadata/name","value":"x"}]}]`
-		err := f.apply(fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\n  namespace: e2e\n  annotations: {%s: '%s'}\ndata: {k: v}\n", annotation, bad))
+		err := f.TryApply(fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\n  namespace: e2e\n  annotations: {%s: '%s'}\ndata: {k: v}\n", annotation, bad))
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), `is invalid: metadata.annotations[federation.kubernetes.io/overrides][1].patches[0].path: Forbidden: /metadata/name`)
 
@@ -180,20 +177,20 @@ func TestOverrides(t *testing.T) {
 
 	t.Run("without the annotation every copy returns to the base", func(t *testing.T) {
 		f := f.in(t)
-		f.kubectl("annotate", "deploy", "web", "-n", "e2e", annotation+"-")
+		f.Kubectl("annotate", "deploy", "web", "-n", "e2e", annotation+"-")
 		checks := map[string]func(*unstructured.Unstructured) error{}
 		for _, c := range three {
 			checks[c] = copyIs(base, "", "", "")
 		}
 		f.waitCopies("e2e", "web", checks)
-		f.waitEvents("web", "No overrides apply to Deployment e2e/web any more")
+		f.WaitEvents("web", "No overrides apply to Deployment e2e/web any more")
 	})
 }
 
 // quiet checks that no Deployment is written to any member for window,
 // once writes have stopped.
 func (f *fixture) quiet(window time.Duration) {
-	f.t.Helper()
+	f.T.Helper()
 	last := f.settled()
 	err := poll.Until(context.Background(), window, "the end of the quiet window", func(context.Context) error {
 		if now := f.writes(); !equal(now, last) {
@@ -201,6 +198,6 @@ func (f *fixture) quiet(window time.Duration) {
 		}
 		return errors.New("quiet")
 	})
-	require.ErrorContains(f.t, err, "timed out", "the window must end quietly")
-	f.t.Logf("no member writes in %s at rest (%v)", window, last)
+	require.ErrorContains(f.T, err, "timed out", "the window must end quietly")
+	f.T.Logf("no member writes in %s at rest (%v)", window, last)
 }

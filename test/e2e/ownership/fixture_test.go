@@ -87,10 +87,7 @@ func TestOwnership(t *testing.T) {
 	u := fedenv.NewUser(t, binDir)
 	env := fedenv.WithMembers(t, u, memberenv.DefaultClusters(len(members), 1))
 	u.InitFederation("fed")
-	for _, c := range members {
-		u.MustKubefed("join", c, "--context=fed")
-	}
-	u.WaitClusterStatus("fed", time.Minute, map[string]string{"cluster1": "Ready", "cluster2": "Ready"})
+	u.JoinAll("fed", members...)
 	f := &fixture{t: t, u: u, env: env}
 
 	names := make([]string, 0, len(cases))

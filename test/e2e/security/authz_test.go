@@ -21,6 +21,7 @@ func init() {
 	attacks["authz: a tenant cannot read the members' credentials"] = tenantCannotReadCredentials
 	attacks["authz: a tenant cannot take or break the controller managers' leader Lease"] = tenantCannotTakeTheLease
 	attacks["authz: a tenant cannot register or change Clusters"] = tenantCannotWriteClusters
+	attacks["authz: a tenant cannot change the DNS settings members join with"] = tenantCannotChangeDNSSettings
 	attacks["authz: a tenant cannot grant itself more"] = tenantCannotEscalate
 	attacks["authz: a tenant stays in its namespace"] = tenantStaysInItsNamespace
 	attacks["authz: a viewer reads but writes nothing and sees no Secrets"] = viewerReadsOnly
@@ -91,6 +92,29 @@ func tenantCannotTakeTheLease(f *fixture) {
 	f.refused(out, err, `cannot delete resource "leases" in API group "coordination.k8s.io" in the namespace "federation-system"`)
 	assert.Equal(f.t, holder, f.admin("get", "lease", lease, "-n", "federation-system", "-o", "jsonpath={.spec.holderIdentity}"),
 		"the holder is unchanged")
+}
+
+// kubefed join reads federation-system/federation-dns (zone, server) to
+// point a member's cluster DNS at the federation: a tenant rewriting it
+// would send every member's lookups of the zone to a server of theirs.
+func tenantCannotChangeDNSSettings(f *fixture) {
+	const settings = "federation-dns"
+	var before string
+	require.NoError(f.t, poll.Until(context.Background(), time.Minute, "the published DNS settings", func(ctx context.Context) error {
+		out, err := f.as("fed", "get", "configmap", settings, "-n", "federation-system", "-o", "jsonpath={.data}")
+		if err != nil || out == "" {
+			return fmt.Errorf("data %q: %v", out, err)
+		}
+		before = out
+		return nil
+	}))
+	out, err := f.as(tenant, "patch", "configmap", settings, "-n", "federation-system", "--type=merge", "-p", `{"data":{"server":"127.0.0.66:53"}}`)
+	f.refused(out, err, `User "tenant" cannot get resource "configmaps" in API group "" in the namespace "federation-system"`)
+	out, err = f.applyAs(tenant, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "+settings+", namespace: federation-system}\ndata: {server: '127.0.0.66:53'}\n")
+	f.refused(out, err, `cannot`)
+	out, err = f.as(tenant, "delete", "configmap", settings, "-n", "federation-system")
+	f.refused(out, err, `cannot delete resource "configmaps" in API group "" in the namespace "federation-system"`)
+	assert.Equal(f.t, before, f.admin("get", "configmap", settings, "-n", "federation-system", "-o", "jsonpath={.data}"), "the settings are unchanged")
 }
 
 func tenantCannotWriteClusters(f *fixture) {

@@ -36,37 +36,34 @@ func TestAtRestFromTheFirstWrite(t *testing.T) {
 	env := fedenv.WithMembers(t, u, memberenv.DefaultClusters(2, 1))
 	two := []string{"cluster1", "cluster2"}
 	u.InitFederation("fed")
-	for _, c := range two {
-		u.MustKubefed("join", c, "--context=fed")
-	}
-	u.WaitClusterStatus("fed", time.Minute, map[string]string{"cluster1": "Ready", "cluster2": "Ready"})
+	u.JoinAll("fed", two...)
 	f := newFixture(t, u, env)
 	before := f.memberWriteCounters()
 
-	f.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: rest}\n")
+	f.Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: rest}\n")
 	objects := 1
 	for _, ty := range federatedTypes {
-		f.apply(ty.manifest("rest", "obj-"+ty.name))
+		f.Apply(ty.manifest("rest", "obj-"+ty.name))
 		objects++
 	}
 	// As in the issue: a LoadBalancer Service exposing a Deployment.
-	f.kubectl("create", "deployment", "nginx", "-n", "rest", "--image=nginx", "--replicas=2")
-	f.kubectl("expose", "deployment", "nginx", "-n", "rest", "--port=80", "--type=LoadBalancer")
+	f.Kubectl("create", "deployment", "nginx", "-n", "rest", "--image=nginx", "--replicas=2")
+	f.Kubectl("expose", "deployment", "nginx", "-n", "rest", "--port=80", "--type=LoadBalancer")
 	objects += 2
-	f.apply("apiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: rest}\nspec:\n  type: LoadBalancer\n  selector: {app: lb}\n  ports: [{port: 443}]\n")
+	f.Apply("apiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: rest}\nspec:\n  type: LoadBalancer\n  selector: {app: lb}\n  ports: [{port: 443}]\n")
 	objects++
 
 	// The copies exist, and the members wrote the status that used to be
 	// taken for drift.
-	f.waitIn(two, namespaces, "", "rest", labelled)
+	f.WaitIn(two, namespaces, "", "rest", labelled)
 	for _, ty := range federatedTypes {
-		f.waitIn(two, ty.resource, "rest", "obj-"+ty.name, labelled)
+		f.WaitIn(two, ty.resource, "rest", "obj-"+ty.name, labelled)
 	}
-	f.waitIn(two, atRestDeployments, "rest", "nginx", labelled)
+	f.WaitIn(two, atRestDeployments, "rest", "nginx", labelled)
 	for _, name := range []string{"nginx", "lb"} {
-		f.waitIn(two, services, "rest", name, hasLoadBalancerAddress)
+		f.WaitIn(two, services, "rest", name, hasLoadBalancerAddress)
 	}
-	f.waitIn(two, atRestHPAs, "rest", "obj-horizontalpodautoscalers", hasStatusConditions)
+	f.WaitIn(two, atRestHPAs, "rest", "obj-horizontalpodautoscalers", hasStatusConditions)
 
 	// From then on: every member write is one of the copies' creates.
 	want := objects * len(two)
@@ -82,20 +79,20 @@ func TestAtRestFromTheFirstWrite(t *testing.T) {
 	require.ErrorContains(t, err, "timed out", "the window must end quietly")
 	creates, _ := writesSince(before, f.memberWriteCounters())
 	require.Equal(t, want, creates, "one create per copy")
-	require.NotContains(t, f.kubectl("get", "events", "-n", "rest"), "Restored")
+	require.NotContains(t, f.Kubectl("get", "events", "-n", "rest"), "Restored")
 	t.Logf("%d copies written with %d member writes; none in %s after", want, creates, quietWindow)
 
 	// A status write is no drift, but a change of the spec there still is.
-	_, err = f.member("cluster1").Resource(services).Namespace("rest").Patch(context.Background(), "lb", types.MergePatchType,
+	_, err = f.Member("cluster1").Resource(services).Namespace("rest").Patch(context.Background(), "lb", types.MergePatchType,
 		[]byte(`{"spec":{"selector":{"app":"changed-by-hand"}}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
-	f.waitIn([]string{"cluster1"}, services, "rest", "lb", func(o *unstructured.Unstructured) error {
+	f.WaitIn([]string{"cluster1"}, services, "rest", "lb", func(o *unstructured.Unstructured) error {
 		if sel, _, _ := unstructured.NestedStringMap(o.Object, "spec", "selector"); sel["app"] != "lb" {
 			return fmt.Errorf("selector %v", sel)
 		}
 		return nil
 	})
-	f.waitEvents("lb", "Restored Service rest/lb in cluster cluster1: it was changed there")
+	f.WaitEvents("lb", "Restored Service rest/lb in cluster cluster1: it was changed there")
 }
 
 var atRestDeployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}

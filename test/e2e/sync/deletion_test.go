@@ -36,66 +36,63 @@ func TestSynchronousDeletion(t *testing.T) {
 	u := fedenv.NewUser(t, binDir)
 	env := fedenv.WithMembers(t, u, memberenv.DefaultClusters(2, 1))
 	u.InitFederation("fed")
-	for _, c := range two {
-		u.MustKubefed("join", c, "--context=fed")
-	}
-	u.WaitClusterStatus("fed", time.Minute, map[string]string{"cluster1": "Ready", "cluster2": "Ready"})
+	u.JoinAll("fed", two...)
 	f := newFixture(t, u, env)
-	f.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: del}\n")
-	f.waitIn(two, namespaces, "", "del", labelled)
+	f.Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: del}\n")
+	f.WaitIn(two, namespaces, "", "del", labelled)
 
 	t.Run("kubectl delete: gone from the next get, copies gone", func(t *testing.T) {
 		f := f.in(t)
-		f.apply(configMap("del", "x", "", "k: v"))
-		f.waitIn(two, configMaps, "del", "x", labelled)
+		f.Apply(configMap("del", "x", "", "k: v"))
+		f.WaitIn(two, configMaps, "del", "x", labelled)
 		start := time.Now()
-		f.kubectl("delete", "configmap", "x", "-n", "del")
+		f.Kubectl("delete", "configmap", "x", "-n", "del")
 		f.notFound("configmap", "del", "x")
 		t.Logf("kubectl delete, then get NotFound: %s", time.Since(start).Round(time.Millisecond))
-		f.waitAbsent(two, configMaps, "del", "x")
+		f.WaitAbsent(two, configMaps, "del", "x")
 		f.waitNoTombstones()
 	})
 
 	t.Run("deleting by label and a deletecollection list nothing right after", func(t *testing.T) {
 		f := f.in(t)
 		for _, name := range []string{"y1", "y2"} {
-			f.apply(labelledWith(configMap("del", name, "", "k: v"), `app: "y"`))
+			f.Apply(labelledWith(configMap("del", name, "", "k: v"), `app: "y"`))
 		}
-		f.apply(labelledWith(federatedTypes[1].manifest("del", "y3"), `app: "y"`))
-		f.apply(labelledWith(federatedTypes[2].manifest("del", "y4"), `app: "y"`))
-		f.apply(labelledWith(configMap("del", "z1", "", "k: v"), `app: "z"`))
-		f.apply(labelledWith(configMap("del", "z2", "", "k: v"), `app: "z"`))
+		f.Apply(labelledWith(federatedTypes[1].manifest("del", "y3"), `app: "y"`))
+		f.Apply(labelledWith(federatedTypes[2].manifest("del", "y4"), `app: "y"`))
+		f.Apply(labelledWith(configMap("del", "z1", "", "k: v"), `app: "z"`))
+		f.Apply(labelledWith(configMap("del", "z2", "", "k: v"), `app: "z"`))
 		for _, name := range []string{"y1", "y2", "z1", "z2"} {
-			f.waitIn(two, configMaps, "del", name, labelled)
+			f.WaitIn(two, configMaps, "del", name, labelled)
 		}
-		f.waitIn(two, secrets, "del", "y3", labelled)
-		f.waitIn(two, services, "del", "y4", labelled)
+		f.WaitIn(two, secrets, "del", "y3", labelled)
+		f.WaitIn(two, services, "del", "y4", labelled)
 
-		f.kubectl("delete", "configmaps,secrets,services", "-l", "app=y", "-n", "del")
-		assert.Empty(t, strings.TrimSpace(f.kubectl("get", "configmaps,secrets,services", "-l", "app=y", "-n", "del", "-o", "name")))
+		f.Kubectl("delete", "configmaps,secrets,services", "-l", "app=y", "-n", "del")
+		assert.Empty(t, strings.TrimSpace(f.Kubectl("get", "configmaps,secrets,services", "-l", "app=y", "-n", "del", "-o", "name")))
 		// A DELETE of the collection itself (what the API's deletecollection
 		// and namespace deletion do).
-		f.kubectl("delete", "--raw", "/api/v1/namespaces/del/configmaps?labelSelector=app%3Dz")
-		assert.Empty(t, strings.TrimSpace(f.kubectl("get", "configmaps", "-l", "app=z", "-n", "del", "-o", "name")))
+		f.Kubectl("delete", "--raw", "/api/v1/namespaces/del/configmaps?labelSelector=app%3Dz")
+		assert.Empty(t, strings.TrimSpace(f.Kubectl("get", "configmaps", "-l", "app=z", "-n", "del", "-o", "name")))
 
 		for _, name := range []string{"y1", "y2", "z1", "z2"} {
-			f.waitAbsent(two, configMaps, "del", name)
+			f.WaitAbsent(two, configMaps, "del", name)
 		}
-		f.waitAbsent(two, secrets, "del", "y3")
-		f.waitAbsent(two, services, "del", "y4")
+		f.WaitAbsent(two, secrets, "del", "y3")
+		f.WaitAbsent(two, services, "del", "y4")
 		f.waitNoTombstones()
 	})
 
 	t.Run("the controller manager down: copies go once it is back", func(t *testing.T) {
 		f := f.in(t)
-		f.apply(configMap("del", "while-down", "", "k: v"))
-		f.apply(workload("Deployment", "replicas: 2")("del", "web"))
-		f.waitIn(two, configMaps, "del", "while-down", labelled)
-		f.waitIn(two, deployments, "del", "web", labelled)
+		f.Apply(configMap("del", "while-down", "", "k: v"))
+		f.Apply(workload("Deployment", "replicas: 2")("del", "web"))
+		f.WaitIn(two, configMaps, "del", "while-down", labelled)
+		f.WaitIn(two, deployments, "del", "web", labelled)
 
 		stopControllerManager(t, u, "fed")
-		f.kubectl("delete", "configmap", "while-down", "-n", "del")
-		f.kubectl("delete", "deployment", "web", "-n", "del")
+		f.Kubectl("delete", "configmap", "while-down", "-n", "del")
+		f.Kubectl("delete", "deployment", "web", "-n", "del")
 		f.notFound("configmap", "del", "while-down")
 		f.notFound("deployment", "del", "web")
 		assert.ElementsMatch(t, []string{"configmaps del/while-down", "deployments.apps del/web"}, f.tombstones(),
@@ -105,41 +102,41 @@ func TestSynchronousDeletion(t *testing.T) {
 				gvr  schema.GroupVersionResource
 				name string
 			}{{configMaps, "while-down"}, {deployments, "web"}} {
-				copy, err := f.memberObject(context.Background(), c, obj.gvr, "del", obj.name)
+				copy, err := f.MemberObject(context.Background(), c, obj.gvr, "del", obj.name)
 				require.NoError(t, err)
 				require.NotNil(t, copy, "%s %s is still in %s while nothing deletes it", obj.gvr.Resource, obj.name, c)
 			}
 		}
 
 		u.RestartControllerManager("fed")
-		f.waitAbsent(two, configMaps, "del", "while-down")
-		f.waitAbsent(two, deployments, "del", "web")
+		f.WaitAbsent(two, configMaps, "del", "while-down")
+		f.WaitAbsent(two, deployments, "del", "web")
 		f.waitNoTombstones()
 	})
 
 	t.Run("orphan keeps the copies, foreground deletes them first", func(t *testing.T) {
 		f := f.in(t)
-		f.apply(configMap("del", "kept", "", "k: v"))
-		f.apply(configMap("del", "fg", "", "k: v"))
-		f.waitIn(two, configMaps, "del", "kept", labelled)
-		f.waitIn(two, configMaps, "del", "fg", labelled)
-		f.kubectl("delete", "configmap", "kept", "-n", "del", "--cascade=orphan", "--wait=false")
-		f.kubectl("delete", "configmap", "fg", "-n", "del", "--cascade=foreground", "--wait=false")
+		f.Apply(configMap("del", "kept", "", "k: v"))
+		f.Apply(configMap("del", "fg", "", "k: v"))
+		f.WaitIn(two, configMaps, "del", "kept", labelled)
+		f.WaitIn(two, configMaps, "del", "fg", labelled)
+		f.Kubectl("delete", "configmap", "kept", "-n", "del", "--cascade=orphan", "--wait=false")
+		f.Kubectl("delete", "configmap", "fg", "-n", "del", "--cascade=foreground", "--wait=false")
 		f.waitGoneAtFederation("configmap", "del", "kept")
 		f.waitGoneAtFederation("configmap", "del", "fg")
-		f.waitIn(two, configMaps, "del", "kept", notLabelled)
-		f.waitAbsent(two, configMaps, "del", "fg")
+		f.WaitIn(two, configMaps, "del", "kept", notLabelled)
+		f.WaitAbsent(two, configMaps, "del", "fg")
 		assert.Empty(t, f.tombstones(), "neither needs a tombstone: the object waited for its copies")
 	})
 
 	t.Run("deleted and created again at once: the new object keeps its copies", func(t *testing.T) {
 		f := f.in(t)
-		f.apply(configMap("del", "again", "", "k: old"))
-		f.waitIn(two, configMaps, "del", "again", labelled)
-		f.kubectl("delete", "configmap", "again", "-n", "del")
-		f.kubectl("create", "configmap", "again", "-n", "del", "--from-literal=k=new")
+		f.Apply(configMap("del", "again", "", "k: old"))
+		f.WaitIn(two, configMaps, "del", "again", labelled)
+		f.Kubectl("delete", "configmap", "again", "-n", "del")
+		f.Kubectl("create", "configmap", "again", "-n", "del", "--from-literal=k=new")
 		f.waitNoTombstones()
-		f.waitIn(two, configMaps, "del", "again", func(o *unstructured.Unstructured) error {
+		f.WaitIn(two, configMaps, "del", "again", func(o *unstructured.Unstructured) error {
 			if err := labelled(o); err != nil {
 				return err
 			}
@@ -150,7 +147,7 @@ func TestSynchronousDeletion(t *testing.T) {
 		})
 		// And they stay: nothing of the old object's deletion is left to run.
 		f.atRest(10 * time.Second)
-		f.waitIn(two, configMaps, "del", "again", labelled)
+		f.WaitIn(two, configMaps, "del", "again", labelled)
 	})
 }
 
@@ -170,17 +167,17 @@ func labelledWith(manifest, labels string) string {
 // notFound checks that kubectl finds no such object at the federation, at
 // once.
 func (f *fixture) notFound(resource, ns, name string) {
-	f.t.Helper()
-	_, err := f.u.Kubectl().Run(context.Background(), "--context=fed", "get", resource, name, "-n", ns)
-	require.Error(f.t, err, "%s %s/%s is gone from the next get", resource, ns, name)
-	assert.Contains(f.t, err.Error(), "NotFound")
+	f.T.Helper()
+	_, err := f.User.Kubectl().Run(context.Background(), "--context=fed", "get", resource, name, "-n", ns)
+	require.Error(f.T, err, "%s %s/%s is gone from the next get", resource, ns, name)
+	assert.Contains(f.T, err.Error(), "NotFound")
 }
 
 // tombstones lists the tombstones in federation-system as "resource.group
 // namespace/name".
 func (f *fixture) tombstones() []string {
-	f.t.Helper()
-	out := f.kubectl("get", "configmaps", "-n", "federation-system", "-l", "federation.kubernetes.io/tombstone",
+	f.T.Helper()
+	out := f.Kubectl("get", "configmaps", "-n", "federation-system", "-l", "federation.kubernetes.io/tombstone",
 		"-o", `jsonpath={range .items[*]}{.metadata.labels.federation\.kubernetes\.io/tombstone}{" "}{.data.namespace}/{.data.name}{"\n"}{end}`)
 	var list []string
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -194,8 +191,8 @@ func (f *fixture) tombstones() []string {
 // waitNoTombstones waits until the controller manager has deleted every
 // tombstone: every deleted object's copies are let go.
 func (f *fixture) waitNoTombstones() {
-	f.t.Helper()
-	require.NoError(f.t, poll.Until(context.Background(), converge, "no tombstone left in federation-system", func(context.Context) error {
+	f.T.Helper()
+	require.NoError(f.T, poll.Until(context.Background(), converge, "no tombstone left in federation-system", func(context.Context) error {
 		if left := f.tombstones(); len(left) > 0 {
 			return fmt.Errorf("left: %v", left)
 		}

@@ -11,11 +11,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
@@ -32,106 +30,40 @@ const converge = 45 * time.Second
 
 // fixture is a federation "fed" with member clusters.
 type fixture struct {
-	t   *testing.T
-	u   *fedenv.User
+	fedenv.Fixture
 	env *memberenv.Environment
-	// clients are the members' clients, made once each.
-	clients *memberenv.Clients
 }
 
-func (f *fixture) member(cluster string) dynamic.Interface {
-	f.t.Helper()
-	c, err := f.clients.Dynamic(cluster)
-	require.NoError(f.t, err)
-	return c
+// in returns the fixture for a subtest.
+func (f *fixture) in(t *testing.T) *fixture {
+	c := *f
+	c.T = t
+	return &c
 }
 
 // metadata returns a metadata-only client of a member.
 func (f *fixture) metadata(cluster string) metadata.Interface {
-	f.t.Helper()
-	c, err := f.clients.Metadata(cluster)
-	require.NoError(f.t, err)
+	f.T.Helper()
+	c, err := f.Clients.Metadata(cluster)
+	require.NoError(f.T, err)
 	return c
 }
 
 // newFixture is the fixture of federation "fed" with the members of env.
 func newFixture(t *testing.T, u *fedenv.User, env *memberenv.Environment) *fixture {
-	return &fixture{t: t, u: u, env: env, clients: env.Clients(func(cfg *rest.Config) { cfg.QPS, cfg.Burst = 50, 100 })}
-}
-
-// kubectl runs kubectl against the federation and fails the test on error.
-func (f *fixture) kubectl(args ...string) string {
-	f.t.Helper()
-	out, err := f.u.Kubectl().Run(context.Background(), append([]string{"--context=fed"}, args...)...)
-	require.NoError(f.t, err)
-	return out
-}
-
-func (f *fixture) apply(manifest string) {
-	f.t.Helper()
-	_, err := f.u.Kubectl().RunWithInput(context.Background(), manifest, "--context=fed", "apply", "-f", "-")
-	require.NoError(f.t, err, "kubectl apply of\n%s", manifest)
-}
-
-// memberObject reads an object in a member; nil when it is absent.
-func (f *fixture) memberObject(ctx context.Context, cluster string, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
-	obj, err := f.member(cluster).Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	return obj, err
-}
-
-// waitIn waits until every cluster has the object and check accepts it.
-func (f *fixture) waitIn(clusters []string, gvr schema.GroupVersionResource, ns, name string, check func(*unstructured.Unstructured) error) {
-	f.t.Helper()
-	what := fmt.Sprintf("%s %s/%s in %v", gvr.Resource, ns, name, clusters)
-	require.NoError(f.t, poll.Until(context.Background(), converge, what, func(ctx context.Context) error {
-		for _, c := range clusters {
-			obj, err := f.memberObject(ctx, c, gvr, ns, name)
-			if err != nil {
-				return err
-			}
-			if obj == nil {
-				return fmt.Errorf("absent in %s", c)
-			}
-			if check != nil {
-				if err := check(obj); err != nil {
-					return fmt.Errorf("%s: %w", c, err)
-				}
-			}
-		}
-		return nil
-	}))
-}
-
-// waitAbsent waits until no cluster has the object (or it is terminating).
-func (f *fixture) waitAbsent(clusters []string, gvr schema.GroupVersionResource, ns, name string) {
-	f.t.Helper()
-	what := fmt.Sprintf("no %s %s/%s in %v", gvr.Resource, ns, name, clusters)
-	require.NoError(f.t, poll.Until(context.Background(), converge, what, func(ctx context.Context) error {
-		for _, c := range clusters {
-			obj, err := f.memberObject(ctx, c, gvr, ns, name)
-			if err != nil {
-				return err
-			}
-			if obj != nil && obj.GetDeletionTimestamp() == nil {
-				return fmt.Errorf("still in %s", c)
-			}
-		}
-		return nil
-	}))
+	clients := env.Clients(func(cfg *rest.Config) { cfg.QPS, cfg.Burst = 50, 100 })
+	return &fixture{Fixture: fedenv.NewFixture(t, u, clients, "fed", converge), env: env}
 }
 
 // waitGoneAtFederation waits until kubectl no longer finds the object.
 func (f *fixture) waitGoneAtFederation(resource, ns, name string) {
-	f.t.Helper()
-	require.NoError(f.t, poll.Until(context.Background(), converge, "deletion of "+resource+" "+name+" at the federation", func(ctx context.Context) error {
+	f.T.Helper()
+	require.NoError(f.T, poll.Until(context.Background(), converge, "deletion of "+resource+" "+name+" at the federation", func(ctx context.Context) error {
 		args := []string{"--context=fed", "get", resource, name, "--ignore-not-found", "-o", "name"}
 		if ns != "" {
 			args = append(args, "-n", ns)
 		}
-		out, err := f.u.Kubectl().Run(ctx, args...)
+		out, err := f.User.Kubectl().Run(ctx, args...)
 		if err != nil {
 			return err
 		}
@@ -153,16 +85,16 @@ func hasAnnotation(key, value string) func(*unstructured.Unstructured) error {
 
 // metrics returns the controller manager's /metrics.
 func (f *fixture) metrics() string {
-	f.t.Helper()
-	body, err := f.u.ControllerManagerMetrics("fed")
-	require.NoError(f.t, err)
+	f.T.Helper()
+	body, err := f.User.ControllerManagerMetrics("fed")
+	require.NoError(f.T, err)
 	return body
 }
 
 // memberWrites sums federation_sync_member_writes_total on the controller
 // manager's /metrics.
 func (f *fixture) memberWrites() float64 {
-	f.t.Helper()
+	f.T.Helper()
 	total := 0.0
 	for _, v := range f.memberWriteCounters() {
 		total += v
@@ -172,7 +104,7 @@ func (f *fixture) memberWrites() float64 {
 
 // memberWriteCounters returns federation_sync_member_writes_total by labels.
 func (f *fixture) memberWriteCounters() map[string]float64 {
-	f.t.Helper()
+	f.T.Helper()
 	out := map[string]float64{}
 	sc := bufio.NewScanner(strings.NewReader(f.metrics()))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -183,7 +115,7 @@ func (f *fixture) memberWriteCounters() map[string]float64 {
 		}
 		fields := strings.Fields(line)
 		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-		require.NoError(f.t, err, line)
+		require.NoError(f.T, err, line)
 		out[strings.TrimPrefix(fields[0], "federation_sync_member_writes_total")] = v
 	}
 	return out
@@ -201,57 +133,12 @@ func changedCounters(before, after map[string]float64) []string {
 	return out
 }
 
-// in returns the fixture for a subtest.
-func (f *fixture) in(t *testing.T) *fixture {
-	c := *f
-	c.t = t
-	return &c
-}
-
-// waitInWithin is waitIn with another deadline.
-func (f *fixture) waitInWithin(timeout time.Duration, clusters []string, gvr schema.GroupVersionResource, ns, name string, check func(*unstructured.Unstructured) error) {
-	f.t.Helper()
-	what := fmt.Sprintf("%s %s/%s in %v", gvr.Resource, ns, name, clusters)
-	require.NoError(f.t, poll.Until(context.Background(), timeout, what, func(ctx context.Context) error {
-		for _, c := range clusters {
-			obj, err := f.memberObject(ctx, c, gvr, ns, name)
-			if err != nil {
-				return err
-			}
-			if obj == nil {
-				return fmt.Errorf("absent in %s", c)
-			}
-			if err := check(obj); err != nil {
-				return fmt.Errorf("%s: %w", c, err)
-			}
-		}
-		return nil
-	}))
-}
-
-// waitEvents waits until the events of the federated object name hold every text.
-func (f *fixture) waitEvents(name string, texts ...string) {
-	f.t.Helper()
-	require.NoError(f.t, poll.Until(context.Background(), converge, fmt.Sprintf("events of %s with %q", name, texts), func(ctx context.Context) error {
-		out, err := f.u.Kubectl().Run(ctx, "--context=fed", "get", "events", "-A", "--field-selector=involvedObject.name="+name)
-		if err != nil {
-			return err
-		}
-		for _, text := range texts {
-			if !strings.Contains(out, text) {
-				return fmt.Errorf("no %q in\n%s", text, out)
-			}
-		}
-		return nil
-	}))
-}
-
 // waitCount waits until every cluster has at least n labelled objects whose
 // name starts with prefix.
 func (f *fixture) waitCount(clusters []string, gvr schema.GroupVersionResource, ns, prefix string, n int) {
-	f.t.Helper()
+	f.T.Helper()
 	timeout := max(2*converge, time.Duration(n)*200*time.Millisecond)
-	require.NoError(f.t, poll.Until(context.Background(), timeout, fmt.Sprintf("%d %s %s* in %v", n, gvr.Resource, prefix, clusters), func(ctx context.Context) error {
+	require.NoError(f.T, poll.Until(context.Background(), timeout, fmt.Sprintf("%d %s %s* in %v", n, gvr.Resource, prefix, clusters), func(ctx context.Context) error {
 		for _, c := range clusters {
 			// Metadata only, from the apiserver's cache: cheap enough to poll.
 			list, err := f.metadata(c).Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: federationLabel + "=fed", ResourceVersion: "0"})
@@ -275,9 +162,9 @@ func (f *fixture) waitCount(clusters []string, gvr schema.GroupVersionResource, 
 // atRest waits until member writes stop, then checks that none happens for
 // the window.
 func (f *fixture) atRest(window time.Duration) {
-	f.t.Helper()
+	f.T.Helper()
 	last, lastChange := f.memberWrites(), time.Now()
-	require.NoError(f.t, poll.Until(context.Background(), time.Minute, "member writes to stop for 5s", func(context.Context) error {
+	require.NoError(f.T, poll.Until(context.Background(), time.Minute, "member writes to stop for 5s", func(context.Context) error {
 		if now := f.memberWrites(); now != last {
 			last, lastChange = now, time.Now()
 		}
@@ -295,6 +182,6 @@ func (f *fixture) atRest(window time.Duration) {
 		}
 		return fmt.Errorf("quiet for %s", time.Since(start))
 	})
-	require.ErrorContains(f.t, err, "timed out", "the window must end quietly")
-	f.t.Logf("no member writes in %s at rest (counter %v)", window, last)
+	require.ErrorContains(f.T, err, "timed out", "the window must end quietly")
+	f.T.Logf("no member writes in %s at rest (counter %v)", window, last)
 }

@@ -38,13 +38,10 @@ func TestMemoryGrowsWithFederatedObjects(t *testing.T) {
 	u := fedenv.NewUser(t, binDir)
 	env := fedenv.WithMembers(t, u, memberenv.DefaultClusters(3, 1))
 	u.InitFederation("fed")
-	for _, c := range three {
-		u.MustKubefed("join", c, "--context=fed")
-	}
-	u.WaitClusterStatus("fed", time.Minute, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
+	u.JoinAll("fed", three...)
 	f := newFixture(t, u, env)
-	f.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: bench}\n")
-	f.waitIn(three, namespaces, "", "bench", labelled)
+	f.Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: bench}\n")
+	f.WaitIn(three, namespaces, "", "bench", labelled)
 	baseline := f.rss()
 
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
@@ -126,20 +123,20 @@ func createConfigMaps(t *testing.T, client kubernetes.Interface, ns, prefix stri
 // rss returns the median of five samples of the controller manager's
 // resident memory, a second apart.
 func (f *fixture) rss() int64 {
-	f.t.Helper()
-	procs := localprocess.FindMentioning(f.u.PlaneDir("fed"), map[string]bool{localplane.ControllerManager: true})
-	require.Len(f.t, procs, 1)
+	f.T.Helper()
+	procs := localprocess.FindMentioning(f.User.PlaneDir("fed"), map[string]bool{localplane.ControllerManager: true})
+	require.Len(f.T, procs, 1)
 	var samples []int64
 	for i := range 5 {
 		if i > 0 {
 			time.Sleep(time.Second) // sampling interval of a measurement, not a wait for convergence
 		}
 		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", procs[0].Pid))
-		require.NoError(f.t, err)
+		require.NoError(f.T, err)
 		for _, line := range strings.Split(string(status), "\n") {
 			if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
 				kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-				require.NoError(f.t, err)
+				require.NoError(f.T, err)
 				samples = append(samples, kb<<10)
 			}
 		}
@@ -151,9 +148,9 @@ func (f *fixture) rss() int64 {
 // cachedConfigMaps sums federation_member_cached_objects for configmaps, once
 // the gauge (updated every 5s) shows every member.
 func (f *fixture) cachedConfigMaps() float64 {
-	f.t.Helper()
+	f.T.Helper()
 	var total float64
-	require.NoError(f.t, poll.Until(context.Background(), 30*time.Second, "the cache gauge of 3 members", func(context.Context) error {
+	require.NoError(f.T, poll.Until(context.Background(), 30*time.Second, "the cache gauge of 3 members", func(context.Context) error {
 		total = 0
 		n := 0
 		for _, line := range strings.Split(f.metrics(), "\n") {

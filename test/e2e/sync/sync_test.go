@@ -50,21 +50,18 @@ func TestPropagation(t *testing.T) {
 	u := fedenv.NewUser(t, binDir)
 	env := fedenv.WithMembers(t, u, memberenv.DefaultClusters(4, 1))
 	u.InitFederation("fed")
-	for _, c := range three {
-		u.MustKubefed("join", c, "--context=fed")
-	}
-	u.WaitClusterStatus("fed", time.Minute, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
+	u.JoinAll("fed", three...)
 	f := newFixture(t, u, env)
 	for i, c := range three {
-		f.kubectl("label", "cluster", c, fmt.Sprintf("cluster=%d", i+1))
+		f.Kubectl("label", "cluster", c, fmt.Sprintf("cluster=%d", i+1))
 	}
-	f.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: e2e}\n")
-	f.waitIn(three, namespaces, "", "e2e", labelled)
+	f.Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: e2e}\n")
+	f.WaitIn(three, namespaces, "", "e2e", labelled)
 
 	t.Run("federation-system never travels", func(t *testing.T) {
 		f := f.in(t)
 		for _, c := range three {
-			ns, err := f.memberObject(context.Background(), c, namespaces, "", "federation-system")
+			ns, err := f.MemberObject(context.Background(), c, namespaces, "", "federation-system")
 			require.NoError(t, err)
 			require.NotNil(t, ns, "join creates it")
 			require.NoError(t, notLabelled(ns))
@@ -75,50 +72,50 @@ func TestPropagation(t *testing.T) {
 		t.Run(ty.name, func(t *testing.T) {
 			f := f.in(t)
 			name := "obj-" + ty.name
-			f.apply(ty.manifest("e2e", name))
-			f.waitIn(three, ty.resource, "e2e", name, labelled)
-			f.kubectl("annotate", ty.name, name, "-n", "e2e", "e2e.test/step=2")
-			f.waitIn(three, ty.resource, "e2e", name, hasAnnotation("e2e.test/step", "2"))
-			f.kubectl("delete", ty.name, name, "-n", "e2e", "--wait=false")
-			f.waitAbsent(three, ty.resource, "e2e", name)
+			f.Apply(ty.manifest("e2e", name))
+			f.WaitIn(three, ty.resource, "e2e", name, labelled)
+			f.Kubectl("annotate", ty.name, name, "-n", "e2e", "e2e.test/step=2")
+			f.WaitIn(three, ty.resource, "e2e", name, hasAnnotation("e2e.test/step", "2"))
+			f.Kubectl("delete", ty.name, name, "-n", "e2e", "--wait=false")
+			f.WaitAbsent(three, ty.resource, "e2e", name)
 			f.waitGoneAtFederation(ty.name, "e2e", name)
 
 			orphan := name + "-orphan"
-			f.apply(ty.manifest("e2e", orphan))
-			f.waitIn(three, ty.resource, "e2e", orphan, labelled)
-			f.kubectl("delete", ty.name, orphan, "-n", "e2e", "--cascade=orphan", "--wait=false")
+			f.Apply(ty.manifest("e2e", orphan))
+			f.WaitIn(three, ty.resource, "e2e", orphan, labelled)
+			f.Kubectl("delete", ty.name, orphan, "-n", "e2e", "--cascade=orphan", "--wait=false")
 			f.waitGoneAtFederation(ty.name, "e2e", orphan)
-			f.waitIn(three, ty.resource, "e2e", orphan, notLabelled)
+			f.WaitIn(three, ty.resource, "e2e", orphan, notLabelled)
 
 			// For the late join below.
-			f.apply(ty.manifest("e2e", "late-"+ty.name))
+			f.Apply(ty.manifest("e2e", "late-"+ty.name))
 		})
 	}
 
 	t.Run("namespaces", func(t *testing.T) {
 		f := f.in(t)
-		f.kubectl("annotate", "namespace", "e2e", "e2e.test/step=2")
-		f.waitIn(three, namespaces, "", "e2e", hasAnnotation("e2e.test/step", "2"))
-		f.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: kept}\n")
-		f.waitIn(three, namespaces, "", "kept", labelled)
-		f.kubectl("delete", "namespace", "kept", "--cascade=orphan", "--wait=false")
+		f.Kubectl("annotate", "namespace", "e2e", "e2e.test/step=2")
+		f.WaitIn(three, namespaces, "", "e2e", hasAnnotation("e2e.test/step", "2"))
+		f.Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: kept}\n")
+		f.WaitIn(three, namespaces, "", "kept", labelled)
+		f.Kubectl("delete", "namespace", "kept", "--cascade=orphan", "--wait=false")
 		f.waitGoneAtFederation("namespace", "", "kept")
-		f.waitIn(three, namespaces, "", "kept", notLabelled)
+		f.WaitIn(three, namespaces, "", "kept", notLabelled)
 	})
 
 	t.Run("cluster selector and relabelled clusters", func(t *testing.T) {
 		f := f.in(t)
-		f.apply(configMap("e2e", "placed", `federation.alpha.kubernetes.io/cluster-selector: '[{"key":"cluster","operator":"==","values":["1"]}]'`, "k: v"))
-		f.waitIn([]string{"cluster1"}, configMaps, "e2e", "placed", labelled)
-		f.waitAbsent([]string{"cluster2", "cluster3"}, configMaps, "e2e", "placed")
-		f.kubectl("label", "cluster", "cluster1", "cluster=9", "--overwrite")
-		f.kubectl("label", "cluster", "cluster3", "cluster=1", "--overwrite")
-		f.waitIn([]string{"cluster3"}, configMaps, "e2e", "placed", labelled)
-		f.waitAbsent([]string{"cluster1", "cluster2"}, configMaps, "e2e", "placed")
-		f.kubectl("label", "cluster", "cluster1", "cluster=1", "--overwrite")
-		f.kubectl("label", "cluster", "cluster3", "cluster=3", "--overwrite")
-		f.waitIn([]string{"cluster1"}, configMaps, "e2e", "placed", labelled)
-		f.waitAbsent([]string{"cluster2", "cluster3"}, configMaps, "e2e", "placed")
+		f.Apply(configMap("e2e", "placed", `federation.alpha.kubernetes.io/cluster-selector: '[{"key":"cluster","operator":"==","values":["1"]}]'`, "k: v"))
+		f.WaitIn([]string{"cluster1"}, configMaps, "e2e", "placed", labelled)
+		f.WaitAbsent([]string{"cluster2", "cluster3"}, configMaps, "e2e", "placed")
+		f.Kubectl("label", "cluster", "cluster1", "cluster=9", "--overwrite")
+		f.Kubectl("label", "cluster", "cluster3", "cluster=1", "--overwrite")
+		f.WaitIn([]string{"cluster3"}, configMaps, "e2e", "placed", labelled)
+		f.WaitAbsent([]string{"cluster1", "cluster2"}, configMaps, "e2e", "placed")
+		f.Kubectl("label", "cluster", "cluster1", "cluster=1", "--overwrite")
+		f.Kubectl("label", "cluster", "cluster3", "cluster=3", "--overwrite")
+		f.WaitIn([]string{"cluster1"}, configMaps, "e2e", "placed", labelled)
+		f.WaitAbsent([]string{"cluster2", "cluster3"}, configMaps, "e2e", "placed")
 	})
 
 	t.Run("drift is restored and a pre-existing object adopted when asked", func(t *testing.T) {
@@ -130,59 +127,59 @@ func TestPropagation(t *testing.T) {
 		pre.SetName("drift")
 		pre.SetNamespace("e2e")
 		pre.Object["data"] = map[string]any{"k": "member's own"}
-		_, err := f.member("cluster3").Resource(configMaps).Namespace("e2e").Create(ctx, pre, metav1.CreateOptions{})
+		_, err := f.Member("cluster3").Resource(configMaps).Namespace("e2e").Create(ctx, pre, metav1.CreateOptions{})
 		require.NoError(t, err)
 
 		// The member's own object is taken over only because the
 		// federated object asks for it (v1 adopted silently).
-		f.apply(configMap("e2e", "drift", "federation.kubernetes.io/conflict-resolution: adopt", "k: v"))
+		f.Apply(configMap("e2e", "drift", "federation.kubernetes.io/conflict-resolution: adopt", "k: v"))
 		hasData := func(o *unstructured.Unstructured) error {
 			if v, _, _ := unstructured.NestedString(o.Object, "data", "k"); v != "v" {
 				return fmt.Errorf("data.k is %q", v)
 			}
 			return labelled(o)
 		}
-		f.waitIn(three, configMaps, "e2e", "drift", hasData)
+		f.WaitIn(three, configMaps, "e2e", "drift", hasData)
 
-		require.NoError(t, f.member("cluster1").Resource(configMaps).Namespace("e2e").Delete(ctx, "drift", metav1.DeleteOptions{}))
-		edited, err := f.memberObject(ctx, "cluster2", configMaps, "e2e", "drift")
+		require.NoError(t, f.Member("cluster1").Resource(configMaps).Namespace("e2e").Delete(ctx, "drift", metav1.DeleteOptions{}))
+		edited, err := f.MemberObject(ctx, "cluster2", configMaps, "e2e", "drift")
 		require.NoError(t, err)
 		edited.Object["data"] = map[string]any{"k": "edited by hand"}
-		_, err = f.member("cluster2").Resource(configMaps).Namespace("e2e").Update(ctx, edited, metav1.UpdateOptions{})
+		_, err = f.Member("cluster2").Resource(configMaps).Namespace("e2e").Update(ctx, edited, metav1.UpdateOptions{})
 		require.NoError(t, err)
-		f.waitIn(three, configMaps, "e2e", "drift", hasData)
-		f.waitEvents("drift", "AdoptInCluster", "Recreated ConfigMap e2e/drift in cluster cluster1", "Restored ConfigMap e2e/drift in cluster cluster2")
+		f.WaitIn(three, configMaps, "e2e", "drift", hasData)
+		f.WaitEvents("drift", "AdoptInCluster", "Recreated ConfigMap e2e/drift in cluster cluster1", "Restored ConfigMap e2e/drift in cluster cluster2")
 
 		// A spec edited by hand: the member bumps the generation.
-		f.apply(workloadManifest("edited"))
+		f.Apply(workloadManifest("edited"))
 		deployments := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-		f.waitIn(three, deployments, "e2e", "edited", labelled)
-		_, err = f.member("cluster1").Resource(deployments).Namespace("e2e").Patch(ctx, "edited", types.MergePatchType,
+		f.WaitIn(three, deployments, "e2e", "edited", labelled)
+		_, err = f.Member("cluster1").Resource(deployments).Namespace("e2e").Patch(ctx, "edited", types.MergePatchType,
 			[]byte(`{"spec":{"replicas":3}}`), metav1.PatchOptions{})
 		require.NoError(t, err)
-		f.waitIn([]string{"cluster1"}, deployments, "e2e", "edited", func(o *unstructured.Unstructured) error {
+		f.WaitIn([]string{"cluster1"}, deployments, "e2e", "edited", func(o *unstructured.Unstructured) error {
 			if r, _, _ := unstructured.NestedInt64(o.Object, "spec", "replicas"); r != 1 {
 				return fmt.Errorf("spec.replicas is %d", r)
 			}
 			return nil
 		})
-		f.waitEvents("edited", "Restored Deployment e2e/edited in cluster cluster1")
+		f.WaitEvents("edited", "Restored Deployment e2e/edited in cluster cluster1")
 	})
 
 	t.Run("kubectl rollout status waits for every member", func(t *testing.T) {
 		f := f.in(t)
-		f.apply(workloadManifest("rolled"))
+		f.Apply(workloadManifest("rolled"))
 		rollout := func() {
-			runner := f.u.Kubectl()
+			runner := f.User.Kubectl()
 			runner.Timeout = 90 * time.Second
 			out, err := runner.Run(context.Background(), "--context=fed", "rollout", "status", "deployment/rolled", "-n", "e2e", "--timeout=60s")
 			require.NoError(t, err)
 			require.Contains(t, out, "successfully rolled out")
 		}
 		rollout()
-		f.kubectl("set", "image", "deployment/rolled", "-n", "e2e", "c=registry.k8s.io/pause:3.9")
+		f.Kubectl("set", "image", "deployment/rolled", "-n", "e2e", "c=registry.k8s.io/pause:3.9")
 		rollout()
-		f.waitIn(three, schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "e2e", "rolled",
+		f.WaitIn(three, schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "e2e", "rolled",
 			func(o *unstructured.Unstructured) error {
 				if r, _, _ := unstructured.NestedInt64(o.Object, "status", "updatedReplicas"); r != 1 {
 					return fmt.Errorf("status.updatedReplicas is %d", r)
@@ -200,29 +197,29 @@ func TestPropagation(t *testing.T) {
 				_ = env.StartAPIServer(context.Background(), "cluster2")
 			}
 		}()
-		f.apply(configMap("e2e", "while-down", "", "k: v"))
-		f.kubectl("annotate", "configmap", "drift", "-n", "e2e", "e2e.test/step=down")
-		f.waitInWithin(15*time.Second, []string{"cluster1", "cluster3"}, configMaps, "e2e", "while-down", labelled)
-		f.waitInWithin(15*time.Second, []string{"cluster1", "cluster3"}, configMaps, "e2e", "drift", hasAnnotation("e2e.test/step", "down"))
+		f.Apply(configMap("e2e", "while-down", "", "k: v"))
+		f.Kubectl("annotate", "configmap", "drift", "-n", "e2e", "e2e.test/step=down")
+		f.WaitInWithin(15*time.Second, []string{"cluster1", "cluster3"}, configMaps, "e2e", "while-down", labelled)
+		f.WaitInWithin(15*time.Second, []string{"cluster1", "cluster3"}, configMaps, "e2e", "drift", hasAnnotation("e2e.test/step", "down"))
 		require.NoError(t, env.StartAPIServer(context.Background(), "cluster2"))
 		started = true
-		f.waitInWithin(90*time.Second, []string{"cluster2"}, configMaps, "e2e", "while-down", labelled)
-		f.waitInWithin(90*time.Second, []string{"cluster2"}, configMaps, "e2e", "drift", hasAnnotation("e2e.test/step", "down"))
+		f.WaitInWithin(90*time.Second, []string{"cluster2"}, configMaps, "e2e", "while-down", labelled)
+		f.WaitInWithin(90*time.Second, []string{"cluster2"}, configMaps, "e2e", "drift", hasAnnotation("e2e.test/step", "down"))
 	})
 
 	t.Run("a LoadBalancer Service gets its members' addresses", func(t *testing.T) {
 		f := f.in(t)
 		// With rebalance its pods return to a cluster that was away in the
 		// previous step: every member needs ready endpoints here.
-		f.apply(strings.Replace(workloadManifest("web"), "namespace: e2e}",
+		f.Apply(strings.Replace(workloadManifest("web"), "namespace: e2e}",
 			`namespace: e2e, annotations: {federation.kubernetes.io/deployment-preferences: '{"rebalance":true,"clusters":{"*":{"weight":1}}}'}}`, 1))
-		f.apply("apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: e2e}\nspec:\n  type: LoadBalancer\n  selector: {app: web}\n  ports: [{port: 80}]\n")
-		f.waitIn(three, services, "e2e", "web", labelled)
+		f.Apply("apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: e2e}\nspec:\n  type: LoadBalancer\n  selector: {app: web}\n  ports: [{port: 80}]\n")
+		f.WaitIn(three, services, "e2e", "web", labelled)
 		var want []string
 		require.NoError(t, poll.Until(context.Background(), converge, "load-balancer addresses in the members", func(ctx context.Context) error {
 			want = nil
 			for _, c := range three {
-				svc, err := f.memberObject(ctx, c, services, "e2e", "web")
+				svc, err := f.MemberObject(ctx, c, services, "e2e", "web")
 				if err != nil || svc == nil {
 					return fmt.Errorf("%s: %v", c, err)
 				}
@@ -237,7 +234,7 @@ func TestPropagation(t *testing.T) {
 			return nil
 		}))
 		require.NoError(t, poll.Until(context.Background(), 75*time.Second, "the federated Service's status and service-ingresses", func(ctx context.Context) error {
-			out, err := f.u.Kubectl().Run(ctx, "--context=fed", "get", "service", "web", "-n", "e2e", "-o",
+			out, err := f.User.Kubectl().Run(ctx, "--context=fed", "get", "service", "web", "-n", "e2e", "-o",
 				`jsonpath={.status.loadBalancer.ingress[*].ip}{"\n"}{.metadata.annotations.federation\.kubernetes\.io/service-ingresses}`)
 			if err != nil {
 				return err
@@ -255,21 +252,21 @@ func TestPropagation(t *testing.T) {
 			}
 			return nil
 		}))
-		svc, err := f.memberObject(context.Background(), "cluster1", services, "e2e", "web")
+		svc, err := f.MemberObject(context.Background(), "cluster1", services, "e2e", "web")
 		require.NoError(t, err)
 		require.NotContains(t, svc.GetAnnotations(), "federation.kubernetes.io/service-ingresses")
 	})
 
 	t.Run("deleting a namespace empties it everywhere", func(t *testing.T) {
 		f := f.in(t)
-		f.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: doomed}\n")
-		f.waitIn(three, namespaces, "", "doomed", labelled)
-		f.apply(configMap("doomed", "inside", "", "k: v"))
-		f.waitIn(three, configMaps, "doomed", "inside", labelled)
-		f.kubectl("delete", "namespace", "doomed", "--wait=false")
+		f.Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: doomed}\n")
+		f.WaitIn(three, namespaces, "", "doomed", labelled)
+		f.Apply(configMap("doomed", "inside", "", "k: v"))
+		f.WaitIn(three, configMaps, "doomed", "inside", labelled)
+		f.Kubectl("delete", "namespace", "doomed", "--wait=false")
 		f.waitGoneAtFederation("namespace", "", "doomed")
-		f.waitAbsent(three, configMaps, "doomed", "inside")
-		f.waitAbsent(three, namespaces, "", "doomed")
+		f.WaitAbsent(three, configMaps, "doomed", "inside")
+		f.WaitAbsent(three, namespaces, "", "doomed")
 	})
 
 	t.Run("at rest the controller manager writes nothing to members", func(t *testing.T) {
@@ -278,7 +275,7 @@ func TestPropagation(t *testing.T) {
 		for i := range 100 {
 			items = append(items, strings.ReplaceAll(configMap("e2e", fmt.Sprintf("rest-%03d", i), "", "k: v"), "\n", "\n  "))
 		}
-		f.apply("apiVersion: v1\nkind: List\nitems:\n- " + strings.Join(items, "\n- "))
+		f.Apply("apiVersion: v1\nkind: List\nitems:\n- " + strings.Join(items, "\n- "))
 		f.waitCount(three, configMaps, "e2e", "rest-", 100)
 		f.atRest(60 * time.Second)
 		metrics := f.metrics()
@@ -292,25 +289,25 @@ func TestPropagation(t *testing.T) {
 		f := f.in(t)
 		u.MustKubefed("join", "cluster4", "--context=fed")
 		u.WaitClusterStatus("fed", time.Minute, map[string]string{"cluster4": "Ready"})
-		f.waitIn([]string{"cluster4"}, namespaces, "", "e2e", labelled)
+		f.WaitIn([]string{"cluster4"}, namespaces, "", "e2e", labelled)
 		for _, ty := range federatedTypes {
-			f.waitIn([]string{"cluster4"}, ty.resource, "e2e", "late-"+ty.name, labelled)
+			f.WaitIn([]string{"cluster4"}, ty.resource, "e2e", "late-"+ty.name, labelled)
 		}
 		f.waitCount([]string{"cluster4"}, configMaps, "e2e", "rest-", 100)
 	})
 
 	t.Run("an Offline cluster holds a deletion only for a bounded time", func(t *testing.T) {
 		f := f.in(t)
-		f.u.RestartControllerManager("fed", "--deletion-wait=15s")
-		f.apply(configMap("e2e", "offline", "", "k: v"))
-		f.waitIn(three, configMaps, "e2e", "offline", labelled)
+		f.User.RestartControllerManager("fed", "--deletion-wait=15s")
+		f.Apply(configMap("e2e", "offline", "", "k: v"))
+		f.WaitIn(three, configMaps, "e2e", "offline", labelled)
 		require.NoError(t, env.StopAPIServer("cluster3"))
 		defer func() { require.NoError(t, env.StartAPIServer(context.Background(), "cluster3")) }()
 		u.WaitClusterStatus("fed", 90*time.Second, map[string]string{"cluster3": "Offline"})
-		f.kubectl("delete", "configmap", "offline", "-n", "e2e", "--wait=false")
-		f.waitAbsent([]string{"cluster1", "cluster2"}, configMaps, "e2e", "offline")
+		f.Kubectl("delete", "configmap", "offline", "-n", "e2e", "--wait=false")
+		f.WaitAbsent([]string{"cluster1", "cluster2"}, configMaps, "e2e", "offline")
 		f.waitGoneAtFederation("configmap", "e2e", "offline")
-		f.waitEvents("offline", "Gave up deleting ConfigMap e2e/offline in cluster cluster3")
+		f.WaitEvents("offline", "Gave up deleting ConfigMap e2e/offline in cluster cluster3")
 	})
 }
 

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
@@ -36,47 +36,31 @@ const converge = 60 * time.Second
 
 // fixture is a federation "fed" joined to three member clusters.
 type fixture struct {
-	t   *testing.T
-	u   *fedenv.User
+	fedenv.Fixture
 	env *memberenv.Environment
-	// clients are the members' clients, made once each.
-	clients *memberenv.Clients
 	// cmLog is the restarted controller manager's log.
 	cmLog string
 }
 
 func (f *fixture) in(t *testing.T) *fixture {
 	c := *f
-	c.t = t
+	c.T = t
 	return &c
 }
 
-func (f *fixture) member(cluster string) dynamic.Interface {
-	f.t.Helper()
-	c, err := f.clients.Dynamic(cluster)
-	require.NoError(f.t, err)
-	return c
-}
-
-// kubectl runs kubectl with the user's kubeconfig and fails the test on error.
-func (f *fixture) kubectl(args ...string) string {
-	f.t.Helper()
-	out, err := f.u.Kubectl().Run(context.Background(), args...)
-	require.NoError(f.t, err)
+// memberKubectl runs kubectl against a member and fails the test on error.
+func (f *fixture) memberKubectl(cluster string, args ...string) string {
+	f.T.Helper()
+	out, err := f.User.Kubectl().Run(context.Background(), append([]string{"--context=" + cluster}, args...)...)
+	require.NoError(f.T, err)
 	return out
-}
-
-func (f *fixture) apply(manifest string) {
-	f.t.Helper()
-	_, err := f.u.Kubectl().RunWithInput(context.Background(), manifest, "--context=fed", "apply", "-f", "-")
-	require.NoError(f.t, err, "kubectl apply of\n%s", manifest)
 }
 
 // counts reads a spec field of a workload in every cluster; -1 where it has no copy.
 func (f *fixture) counts(ctx context.Context, gvr schema.GroupVersionResource, name, field string, clusters []string) (map[string]int64, error) {
 	out := map[string]int64{}
 	for _, c := range clusters {
-		obj, err := f.member(c).Resource(gvr).Namespace("e2e").Get(ctx, name, metav1.GetOptions{})
+		obj, err := f.Member(c).Resource(gvr).Namespace("e2e").Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			out[c] = -1
 			continue
@@ -91,9 +75,9 @@ func (f *fixture) counts(ctx context.Context, gvr schema.GroupVersionResource, n
 
 // waitCounts waits until check accepts the members' counts of a field.
 func (f *fixture) waitCounts(timeout time.Duration, gvr schema.GroupVersionResource, name, field string, clusters []string, what string, check func(map[string]int64) bool) map[string]int64 {
-	f.t.Helper()
+	f.T.Helper()
 	var last map[string]int64
-	require.NoError(f.t, poll.Until(context.Background(), timeout, fmt.Sprintf("%s %s: %s", gvr.Resource, name, what), func(ctx context.Context) error {
+	require.NoError(f.T, poll.Until(context.Background(), timeout, fmt.Sprintf("%s %s: %s", gvr.Resource, name, what), func(ctx context.Context) error {
 		got, err := f.counts(ctx, gvr, name, field, clusters)
 		if err != nil {
 			return err
@@ -110,7 +94,7 @@ func (f *fixture) waitCounts(timeout time.Duration, gvr schema.GroupVersionResou
 // waitReplicas waits until each member's spec.replicas is as in want (a
 // cluster with 0 may also have no copy).
 func (f *fixture) waitReplicas(name string, want map[string]int64) {
-	f.t.Helper()
+	f.T.Helper()
 	clusters := make([]string, 0, len(want))
 	for c := range want {
 		clusters = append(clusters, c)
@@ -127,18 +111,18 @@ func (f *fixture) waitReplicas(name string, want map[string]int64) {
 
 // plan reads the plan annotation of a federated Deployment.
 func (f *fixture) plan(name string) map[string]map[string]int64 {
-	f.t.Helper()
-	out := f.kubectl("--context=fed", "-n", "e2e", "get", "deployment", name, "-o", `jsonpath={.metadata.annotations.federation\.kubernetes\.io/replica-plan}`)
+	f.T.Helper()
+	out := f.Kubectl("-n", "e2e", "get", "deployment", name, "-o", `jsonpath={.metadata.annotations.federation\.kubernetes\.io/replica-plan}`)
 	var plan map[string]map[string]int64
-	require.NoError(f.t, json.Unmarshal([]byte(out), &plan), "plan annotation %q", out)
+	require.NoError(f.T, json.Unmarshal([]byte(out), &plan), "plan annotation %q", out)
 	return plan
 }
 
 // waitFed waits until the federated object's jsonpath gives want.
 func (f *fixture) waitFed(resource, name, jsonpath, want string) {
-	f.t.Helper()
-	require.NoError(f.t, poll.Until(context.Background(), converge, fmt.Sprintf("%s %s: %s = %q", resource, name, jsonpath, want), func(ctx context.Context) error {
-		out, err := f.u.Kubectl().Run(ctx, "--context=fed", "-n", "e2e", "get", resource, name, "-o", "jsonpath="+jsonpath)
+	f.T.Helper()
+	require.NoError(f.T, poll.Until(context.Background(), converge, fmt.Sprintf("%s %s: %s = %q", resource, name, jsonpath, want), func(ctx context.Context) error {
+		out, err := f.User.Kubectl().Run(ctx, "--context=fed", "-n", "e2e", "get", resource, name, "-o", "jsonpath="+jsonpath)
 		if err != nil {
 			return err
 		}
@@ -151,11 +135,11 @@ func (f *fixture) waitFed(resource, name, jsonpath, want string) {
 
 // rolloutStatus runs kubectl rollout status at the federation.
 func (f *fixture) rolloutStatus(name string) string {
-	f.t.Helper()
-	k := f.u.Kubectl()
+	f.T.Helper()
+	k := f.User.Kubectl()
 	k.Timeout = 3 * time.Minute
 	out, err := k.Run(context.Background(), "--context=fed", "-n", "e2e", "rollout", "status", "deployment/"+name, "--timeout=150s")
-	require.NoError(f.t, err, out)
+	require.NoError(f.T, err, out)
 	return out
 }
 
@@ -188,4 +172,10 @@ func sum(m map[string]int64, clusters ...string) int64 {
 		total += max(m[c], 0)
 	}
 	return total
+}
+
+// newFixture is the fixture of federation "fed" with the members of env.
+func newFixture(t *testing.T, u *fedenv.User, env *memberenv.Environment) *fixture {
+	clients := env.Clients(func(cfg *rest.Config) { cfg.Timeout = 10 * time.Second })
+	return &fixture{Fixture: fedenv.NewFixture(t, u, clients, "fed", converge), env: env}
 }

@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/federation-v1/federation/pkg/poll"
@@ -43,27 +42,24 @@ func TestRollout(t *testing.T) {
 	u := fedenv.NewUser(t, binDir)
 	env := fedenv.WithMembers(t, u, memberenv.DefaultClusters(3, 1))
 	u.InitFederation("fed")
-	for _, c := range three {
-		u.MustKubefed("join", c, "--context=fed")
-	}
-	f := &fixture{t: t, u: u, env: env, clients: env.Clients(func(cfg *rest.Config) { cfg.Timeout = 10 * time.Second })}
-	u.WaitClusterStatus("fed", time.Minute, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
-	f.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: e2e}\n")
+	u.JoinAll("fed", three...)
+	f := newFixture(t, u, env)
+	f.Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: e2e}\n")
 	t.Logf("setting up took %s", time.Since(start))
 
 	t.Run("rollout history lists every revision with its change cause", func(t *testing.T) {
 		f := f.in(t)
-		f.apply(rolloutDeployment("nginx:1.25", "create"))
+		f.Apply(rolloutDeployment("nginx:1.25", "create"))
 		f.rolloutStatus("roll")
-		f.apply(rolloutDeployment("nginx:1.26", "image 1.26"))
+		f.Apply(rolloutDeployment("nginx:1.26", "image 1.26"))
 		f.rolloutStatus("roll")
-		f.kubectl("--context=fed", "-n", "e2e", "set", "image", "deployment/roll", "app=nginx:1.27")
-		f.kubectl("--context=fed", "-n", "e2e", "annotate", "--overwrite", "deployment/roll", "kubernetes.io/change-cause=image 1.27")
+		f.Kubectl("-n", "e2e", "set", "image", "deployment/roll", "app=nginx:1.27")
+		f.Kubectl("-n", "e2e", "annotate", "--overwrite", "deployment/roll", "kubernetes.io/change-cause=image 1.27")
 		f.rolloutStatus("roll")
 		f.waitHistory(map[int]string{1: "create", 2: "image 1.26", 3: "image 1.27"})
 		f.waitFed("deployment", "roll", `{.metadata.annotations.deployment\.kubernetes\.io/revision}`, "3")
 
-		out := f.kubectl("--context=fed", "-n", "e2e", "rollout", "history", "deployment/roll", "--revision=2")
+		out := f.Kubectl("-n", "e2e", "rollout", "history", "deployment/roll", "--revision=2")
 		assert.Contains(t, out, "revision #2", out)
 		assert.Regexp(t, `Image:\s+nginx:1\.26`, out)
 		assert.Contains(t, out, "pod-template-hash=", out)
@@ -74,14 +70,14 @@ func TestRollout(t *testing.T) {
 
 	t.Run("rollout undo goes back to the previous revision, in every member", func(t *testing.T) {
 		f := f.in(t)
-		out := f.kubectl("--context=fed", "-n", "e2e", "rollout", "undo", "deployment/roll")
+		out := f.Kubectl("-n", "e2e", "rollout", "undo", "deployment/roll")
 		assert.Contains(t, out, "rolled back", out)
 		f.membersHaveImage("roll", "nginx:1.26")
 		f.rolloutStatus("roll")
 		// Revision 2 came back as 4, as on a cluster.
 		f.waitHistory(map[int]string{1: "create", 3: "image 1.27", 4: "image 1.26"})
 
-		f.kubectl("--context=fed", "-n", "e2e", "rollout", "undo", "deployment/roll", "--to-revision=1")
+		f.Kubectl("-n", "e2e", "rollout", "undo", "deployment/roll", "--to-revision=1")
 		f.membersHaveImage("roll", "nginx:1.25")
 		out = f.rolloutStatus("roll")
 		assert.Contains(t, out, "successfully rolled out", out)
@@ -98,14 +94,14 @@ func TestRollout(t *testing.T) {
 		seen := f.watchMemberAnnotations("roll", rollbackAnnotation)
 
 		body := `{"kind":"DeploymentRollback","apiVersion":"extensions/v1beta1","name":"roll","rollbackTo":{"revision":3}}`
-		_, err := f.u.Kubectl().RunWithInput(context.Background(), body, "--context=fed", "create", "--raw",
+		_, err := f.User.Kubectl().RunWithInput(context.Background(), body, "--context=fed", "create", "--raw",
 			"/apis/extensions/v1beta1/namespaces/e2e/deployments/roll/rollback", "-f", "-")
 		require.NoError(t, err)
 		f.membersHaveImage("roll", "nginx:1.27")
 		f.rolloutStatus("roll")
 		f.waitHistory(map[int]string{4: "image 1.26", 5: "create", 6: "image 1.27"})
 		f.waitFed("deployment", "roll", `{.metadata.annotations.deprecated\.deployment\.rollback\.to}`, "")
-		assert.Contains(t, f.kubectl("--context=fed", "-n", "e2e", "describe", "deployment", "roll"), `Rolled back deployment "roll" to revision 3`)
+		assert.Contains(t, f.Kubectl("-n", "e2e", "describe", "deployment", "roll"), `Rolled back deployment "roll" to revision 3`)
 
 		// The copies settle: their generation stays put over a window.
 		var after map[string]int64
@@ -138,11 +134,11 @@ func TestRollout(t *testing.T) {
 	t.Run("a rollback to an unknown revision is given up with an event", func(t *testing.T) {
 		f := f.in(t)
 		body := `{"kind":"DeploymentRollback","apiVersion":"extensions/v1beta1","name":"roll","rollbackTo":{"revision":42}}`
-		_, err := f.u.Kubectl().RunWithInput(context.Background(), body, "--context=fed", "create", "--raw",
+		_, err := f.User.Kubectl().RunWithInput(context.Background(), body, "--context=fed", "create", "--raw",
 			"/apis/extensions/v1beta1/namespaces/e2e/deployments/roll/rollback", "-f", "-")
 		require.NoError(t, err)
 		require.NoError(t, poll.Until(context.Background(), converge, "a DeploymentRollbackRevisionNotFound event on deployment roll", func(ctx context.Context) error {
-			out, err := f.u.Kubectl().Run(ctx, "--context=fed", "-n", "e2e", "get", "events", "--field-selector=involvedObject.name=roll,reason=DeploymentRollbackRevisionNotFound", "-o", "name")
+			out, err := f.User.Kubectl().Run(ctx, "--context=fed", "-n", "e2e", "get", "events", "--field-selector=involvedObject.name=roll,reason=DeploymentRollbackRevisionNotFound", "-o", "name")
 			if err != nil || strings.TrimSpace(out) == "" {
 				return fmt.Errorf("none yet: %q %v", out, err)
 			}
@@ -154,9 +150,9 @@ func TestRollout(t *testing.T) {
 
 	t.Run("deleting the Deployment deletes its history", func(t *testing.T) {
 		f := f.in(t)
-		f.kubectl("--context=fed", "-n", "e2e", "delete", "deployment", "roll")
+		f.Kubectl("-n", "e2e", "delete", "deployment", "roll")
 		require.NoError(t, poll.Until(context.Background(), converge, "no ReplicaSet of deployment roll at the federation", func(ctx context.Context) error {
-			out, err := f.u.Kubectl().Run(ctx, "--context=fed", "-n", "e2e", "get", "replicasets", "-l", "app=roll", "-o", "name")
+			out, err := f.User.Kubectl().Run(ctx, "--context=fed", "-n", "e2e", "get", "replicasets", "-l", "app=roll", "-o", "name")
 			if err != nil || strings.TrimSpace(out) != "" {
 				return fmt.Errorf("still: %q %v", out, err)
 			}
@@ -188,9 +184,9 @@ var historyLine = regexp.MustCompile(`^(\d+)\s+(.*)$`)
 // waitHistory waits until kubectl rollout history at the federation lists
 // exactly want (revision → change cause).
 func (f *fixture) waitHistory(want map[int]string) {
-	f.t.Helper()
-	require.NoError(f.t, poll.Until(context.Background(), converge, fmt.Sprintf("rollout history of deployment roll: %v", want), func(ctx context.Context) error {
-		out, err := f.u.Kubectl().Run(ctx, "--context=fed", "-n", "e2e", "rollout", "history", "deployment/roll")
+	f.T.Helper()
+	require.NoError(f.T, poll.Until(context.Background(), converge, fmt.Sprintf("rollout history of deployment roll: %v", want), func(ctx context.Context) error {
+		out, err := f.User.Kubectl().Run(ctx, "--context=fed", "-n", "e2e", "rollout", "history", "deployment/roll")
 		if err != nil {
 			return err
 		}
@@ -211,10 +207,10 @@ func (f *fixture) waitHistory(want map[int]string) {
 
 // membersHaveImage waits until every member's copy runs image.
 func (f *fixture) membersHaveImage(name, image string) {
-	f.t.Helper()
-	require.NoError(f.t, poll.Until(context.Background(), converge, fmt.Sprintf("deployment %s with image %s in %v", name, image, three), func(ctx context.Context) error {
+	f.T.Helper()
+	require.NoError(f.T, poll.Until(context.Background(), converge, fmt.Sprintf("deployment %s with image %s in %v", name, image, three), func(ctx context.Context) error {
 		for _, c := range three {
-			obj, err := f.member(c).Resource(deployments).Namespace("e2e").Get(ctx, name, metav1.GetOptions{})
+			obj, err := f.Member(c).Resource(deployments).Namespace("e2e").Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return fmt.Errorf("%s: %w", c, err)
 			}
@@ -231,10 +227,10 @@ func (f *fixture) membersHaveImage(name, image string) {
 // Deployment's current revision reports ready replicas (its status comes
 // from the members' counts).
 func (f *fixture) waitCurrentReplicaSetReady(name string, ready int64) {
-	f.t.Helper()
+	f.T.Helper()
 	ctx := context.Background()
 	fed := f.fedDynamic()
-	require.NoError(f.t, poll.Until(ctx, converge, fmt.Sprintf("the current ReplicaSet of deployment %s with %d ready, the old ones with 0", name, ready), func(ctx context.Context) error {
+	require.NoError(f.T, poll.Until(ctx, converge, fmt.Sprintf("the current ReplicaSet of deployment %s with %d ready, the old ones with 0", name, ready), func(ctx context.Context) error {
 		d, err := fed.Resource(deployments).Namespace("e2e").Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -262,48 +258,48 @@ func (f *fixture) waitCurrentReplicaSetReady(name string, ready int64) {
 // them: members have only their own ReplicaSets, which carry none of our
 // marks.
 func (f *fixture) checkHistoryStaysHome(name string) {
-	f.t.Helper()
+	f.T.Helper()
 	ctx := context.Background()
 	fed, err := f.fedDynamic().Resource(replicaSets).Namespace("e2e").List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
-	require.NoError(f.t, err)
-	require.NotEmpty(f.t, fed.Items)
+	require.NoError(f.T, err)
+	require.NotEmpty(f.T, fed.Items)
 	for _, rs := range fed.Items {
-		assert.Equal(f.t, "true", rs.GetLabels()[localLabel], "replicaset %s", rs.GetName())
+		assert.Equal(f.T, "true", rs.GetLabels()[localLabel], "replicaset %s", rs.GetName())
 		refs := rs.GetOwnerReferences()
-		if assert.Len(f.t, refs, 1, "replicaset %s", rs.GetName()) {
-			assert.Equal(f.t, "Deployment", refs[0].Kind)
-			assert.Equal(f.t, name, refs[0].Name)
+		if assert.Len(f.T, refs, 1, "replicaset %s", rs.GetName()) {
+			assert.Equal(f.T, "Deployment", refs[0].Kind)
+			assert.Equal(f.T, name, refs[0].Name)
 		}
 		for _, c := range three {
-			_, err := f.member(c).Resource(replicaSets).Namespace("e2e").Get(ctx, rs.GetName(), metav1.GetOptions{})
-			assert.Error(f.t, err, "replicaset %s of the federation is in %s", rs.GetName(), c)
+			_, err := f.Member(c).Resource(replicaSets).Namespace("e2e").Get(ctx, rs.GetName(), metav1.GetOptions{})
+			assert.Error(f.T, err, "replicaset %s of the federation is in %s", rs.GetName(), c)
 		}
 	}
 	for _, c := range three {
-		d, err := f.member(c).Resource(deployments).Namespace("e2e").Get(ctx, name, metav1.GetOptions{})
-		require.NoError(f.t, err)
-		members, err := f.member(c).Resource(replicaSets).Namespace("e2e").List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
-		require.NoError(f.t, err)
-		require.NotEmpty(f.t, members.Items, "%s runs its own ReplicaSets", c)
+		d, err := f.Member(c).Resource(deployments).Namespace("e2e").Get(ctx, name, metav1.GetOptions{})
+		require.NoError(f.T, err)
+		members, err := f.Member(c).Resource(replicaSets).Namespace("e2e").List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
+		require.NoError(f.T, err)
+		require.NotEmpty(f.T, members.Items, "%s runs its own ReplicaSets", c)
 		// The member's deployment controller copies the Deployment's
 		// annotations and pod labels (ours among them) to its ReplicaSets:
 		// who wrote them and who owns them tells them apart.
 		for _, rs := range members.Items {
-			assert.NotContains(f.t, rs.GetLabels(), localLabel, "%s: replicaset %s", c, rs.GetName())
-			assert.NotContains(f.t, rs.GetLabels(), "federation.kubernetes.io/federation-uid", "%s: replicaset %s is a copy", c, rs.GetName())
+			assert.NotContains(f.T, rs.GetLabels(), localLabel, "%s: replicaset %s", c, rs.GetName())
+			assert.NotContains(f.T, rs.GetLabels(), "federation.kubernetes.io/federation-uid", "%s: replicaset %s is a copy", c, rs.GetName())
 			for _, m := range rs.GetManagedFields() {
-				assert.NotEqual(f.t, "federation-controller-manager", m.Manager, "%s: replicaset %s was written by the federation", c, rs.GetName())
+				assert.NotEqual(f.T, "federation-controller-manager", m.Manager, "%s: replicaset %s was written by the federation", c, rs.GetName())
 			}
 			refs := rs.GetOwnerReferences()
-			if assert.Len(f.t, refs, 1, "%s: replicaset %s", c, rs.GetName()) {
-				assert.Equal(f.t, d.GetUID(), refs[0].UID, "%s: replicaset %s is the member's Deployment's", c, rs.GetName())
+			if assert.Len(f.T, refs, 1, "%s: replicaset %s", c, rs.GetName()) {
+				assert.Equal(f.T, d.GetUID(), refs[0].UID, "%s: replicaset %s is the member's Deployment's", c, rs.GetName())
 			}
 		}
 		// What the federation applies to the copy holds neither annotation.
 		for _, m := range d.GetManagedFields() {
 			if m.Manager == "federation-controller-manager" && m.FieldsV1 != nil {
-				assert.NotContains(f.t, string(m.FieldsV1.Raw), revisionAnnotation, "%s: the federation applies the revision", c)
-				assert.NotContains(f.t, string(m.FieldsV1.Raw), rollbackAnnotation, "%s: the federation applies the rollback", c)
+				assert.NotContains(f.T, string(m.FieldsV1.Raw), revisionAnnotation, "%s: the federation applies the revision", c)
+				assert.NotContains(f.T, string(m.FieldsV1.Raw), rollbackAnnotation, "%s: the federation applies the rollback", c)
 			}
 		}
 	}
@@ -311,11 +307,11 @@ func (f *fixture) checkHistoryStaysHome(name string) {
 
 // memberGenerations reads the generation of each member's copy.
 func (f *fixture) memberGenerations(name string) map[string]int64 {
-	f.t.Helper()
+	f.T.Helper()
 	out := map[string]int64{}
 	for _, c := range three {
-		obj, err := f.member(c).Resource(deployments).Namespace("e2e").Get(context.Background(), name, metav1.GetOptions{})
-		require.NoError(f.t, err)
+		obj, err := f.Member(c).Resource(deployments).Namespace("e2e").Get(context.Background(), name, metav1.GetOptions{})
+		require.NoError(f.T, err)
 		out[c] = obj.GetGeneration()
 	}
 	return out
@@ -324,9 +320,9 @@ func (f *fixture) memberGenerations(name string) map[string]int64 {
 // deploymentWrites reads federation_sync_member_writes_total of the
 // deployments controller per cluster (every verb).
 func (f *fixture) deploymentWrites() map[string]float64 {
-	f.t.Helper()
-	body, err := f.u.ControllerManagerMetrics("fed")
-	require.NoError(f.t, err)
+	f.T.Helper()
+	body, err := f.User.ControllerManagerMetrics("fed")
+	require.NoError(f.T, err)
 	out := map[string]float64{}
 	cluster := regexp.MustCompile(`cluster="([^"]+)"`)
 	sc := bufio.NewScanner(strings.NewReader(body))
@@ -338,7 +334,7 @@ func (f *fixture) deploymentWrites() map[string]float64 {
 		}
 		fields := strings.Fields(line)
 		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-		require.NoError(f.t, err, line)
+		require.NoError(f.T, err, line)
 		if m := cluster.FindStringSubmatch(line); m != nil {
 			out[m[1]] += v
 		}
@@ -350,7 +346,7 @@ func (f *fixture) deploymentWrites() map[string]float64 {
 // the test ends, and returns a function listing the versions of them that
 // carried the annotation.
 func (f *fixture) watchMemberAnnotations(name, annotation string) func() []string {
-	f.t.Helper()
+	f.T.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var (
 		mu   sync.Mutex
@@ -358,9 +354,9 @@ func (f *fixture) watchMemberAnnotations(name, annotation string) func() []strin
 		wg   sync.WaitGroup
 	)
 	for _, c := range three {
-		w, err := f.member(c).Resource(deployments).Namespace("e2e").Watch(ctx, metav1.ListOptions{
+		w, err := f.Member(c).Resource(deployments).Namespace("e2e").Watch(ctx, metav1.ListOptions{
 			FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
-		require.NoError(f.t, err)
+		require.NoError(f.T, err)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -377,7 +373,7 @@ func (f *fixture) watchMemberAnnotations(name, annotation string) func() []strin
 			}
 		}()
 	}
-	f.t.Cleanup(func() { cancel(); wg.Wait() })
+	f.T.Cleanup(func() { cancel(); wg.Wait() })
 	return func() []string {
 		mu.Lock()
 		defer mu.Unlock()
@@ -387,11 +383,11 @@ func (f *fixture) watchMemberAnnotations(name, annotation string) func() []strin
 
 // fedDynamic is a dynamic client of the federation, as the user.
 func (f *fixture) fedDynamic() dynamic.Interface {
-	f.t.Helper()
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: f.u.Kubeconfig},
+	f.T.Helper()
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: f.User.Kubeconfig},
 		&clientcmd.ConfigOverrides{CurrentContext: "fed"}).ClientConfig()
-	require.NoError(f.t, err)
+	require.NoError(f.T, err)
 	c, err := dynamic.NewForConfig(cfg)
-	require.NoError(f.t, err)
+	require.NoError(f.T, err)
 	return c
 }

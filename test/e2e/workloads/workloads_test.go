@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
@@ -34,35 +33,32 @@ func TestWorkloads(t *testing.T) {
 	u := fedenv.NewUser(t, binDir)
 	env := fedenv.WithMembers(t, u, memberenv.DefaultClusters(3, 2))
 	u.InitFederation("fed")
-	for _, c := range three {
-		u.MustKubefed("join", c, "--context=fed")
-	}
-	f := &fixture{t: t, u: u, env: env, clients: env.Clients(func(cfg *rest.Config) { cfg.Timeout = 10 * time.Second })}
+	u.JoinAll("fed", three...)
+	f := newFixture(t, u, env)
 	// Fast health detection and a short unschedulable window, so that the
 	// failover and capacity steps take seconds.
-	f.cmLog = f.u.RestartControllerManager("fed", "--cluster-monitor-period=2s", "--unschedulable-pod-window="+window.String())
-	u.WaitClusterStatus("fed", time.Minute, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
-	f.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: e2e}\n")
+	f.cmLog = f.User.RestartControllerManager("fed", "--cluster-monitor-period=2s", "--unschedulable-pod-window="+window.String())
+	f.Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: e2e}\n")
 	t.Logf("setting up took %s", time.Since(start))
 
 	t.Run("no preferences: spread evenly, rollout status and READY at the federation", func(t *testing.T) {
 		f := f.in(t)
-		f.apply(deployment("web", 9, ""))
+		f.Apply(deployment("web", 9, ""))
 		f.waitReplicas("web", map[string]int64{"cluster1": 3, "cluster2": 3, "cluster3": 3})
 		f.rolloutStatus("web")
-		out := f.kubectl("--context=fed", "-n", "e2e", "get", "deployment", "web", "--no-headers")
+		out := f.Kubectl("-n", "e2e", "get", "deployment", "web", "--no-headers")
 		assert.Equal(t, "9/9", strings.Fields(out)[1], "READY is the members' sum: %s", out)
 		assert.Equal(t, map[string]map[string]int64{"replicas": {"cluster1": 3, "cluster2": 3, "cluster3": 3}}, f.plan("web"))
-		describe := f.kubectl("--context=fed", "-n", "e2e", "describe", "deployment", "web")
+		describe := f.Kubectl("-n", "e2e", "describe", "deployment", "web")
 		assert.Contains(t, describe, "ReplicasPlanned")
 		assert.Contains(t, describe, "Replica plan: cluster1=3 cluster2=3 cluster3=3 (was: none)")
 	})
 
 	t.Run("weights, minimums and maximums", func(t *testing.T) {
 		f := f.in(t)
-		f.apply(deployment("weights", 6, prefs(`{"clusters":{"cluster2":{"weight":1},"cluster3":{"weight":2}}}`)))
-		f.apply(deployment("minimums", 8, prefs(`{"clusters":{"cluster1":{"weight":100},"cluster2":{"minReplicas":3},"cluster3":{"minReplicas":4}}}`)))
-		f.apply(deployment("maximums", 7, prefs(`{"clusters":{"cluster1":{"maxReplicas":1,"weight":1},"*":{"weight":1}}}`)))
+		f.Apply(deployment("weights", 6, prefs(`{"clusters":{"cluster2":{"weight":1},"cluster3":{"weight":2}}}`)))
+		f.Apply(deployment("minimums", 8, prefs(`{"clusters":{"cluster1":{"weight":100},"cluster2":{"minReplicas":3},"cluster3":{"minReplicas":4}}}`)))
+		f.Apply(deployment("maximums", 7, prefs(`{"clusters":{"cluster1":{"maxReplicas":1,"weight":1},"*":{"weight":1}}}`)))
 		f.waitReplicas("weights", map[string]int64{"cluster1": 0, "cluster2": 2, "cluster3": 4})
 		f.waitReplicas("minimums", map[string]int64{"cluster1": 1, "cluster2": 3, "cluster3": 4})
 		f.waitReplicas("maximums", map[string]int64{"cluster1": 1, "cluster2": 3, "cluster3": 3})
@@ -72,7 +68,7 @@ func TestWorkloads(t *testing.T) {
 		f := f.in(t)
 		manifest := strings.NewReplacer("kind: Deployment", "kind: ReplicaSet", "deployment-preferences", "replica-set-preferences").
 			Replace(deployment("rs", 6, prefs(`{"clusters":{"cluster2":{"weight":1},"cluster3":{"weight":2}}}`)))
-		f.apply(manifest)
+		f.Apply(manifest)
 		f.waitCounts(converge, replicaSets, "rs", "replicas", three, "0/2/4", func(got map[string]int64) bool {
 			return got["cluster1"] <= 0 && got["cluster2"] == 2 && got["cluster3"] == 4
 		})
@@ -81,20 +77,20 @@ func TestWorkloads(t *testing.T) {
 
 	t.Run("all weights zero: an event and a condition", func(t *testing.T) {
 		f := f.in(t)
-		f.apply(deployment("nowhere", 2, prefs(`{"clusters":{"*":{"weight":0}}}`)))
+		f.Apply(deployment("nowhere", 2, prefs(`{"clusters":{"*":{"weight":0}}}`)))
 		f.waitFed("deployment", "nowhere", `{.status.conditions[?(@.type=="ReplicasPlaced")].status}`, "False")
-		describe := f.kubectl("--context=fed", "-n", "e2e", "describe", "deployment", "nowhere")
+		describe := f.Kubectl("-n", "e2e", "describe", "deployment", "nowhere")
 		assert.Contains(t, describe, "ReplicasUnplaced")
 		assert.Contains(t, describe, "2 replicas fit no cluster")
 	})
 
 	t.Run("an invalid preferences annotation is refused with a 422 naming it", func(t *testing.T) {
 		f := f.in(t)
-		_, err := f.u.Kubectl().RunWithInput(context.Background(), deployment("bad", 1, prefs(`{"clusters":{"*":{"weight":-1}}}`)),
+		_, err := f.User.Kubectl().RunWithInput(context.Background(), deployment("bad", 1, prefs(`{"clusters":{"*":{"weight":-1}}}`)),
 			"--context=fed", "apply", "-f", "-")
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "federation.kubernetes.io/deployment-preferences")
-		cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: f.u.Kubeconfig},
+		cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: f.User.Kubeconfig},
 			&clientcmd.ConfigOverrides{CurrentContext: "fed"}).ClientConfig()
 		require.NoError(t, err)
 		fed, err := dynamic.NewForConfig(cfg)
@@ -110,14 +106,14 @@ func TestWorkloads(t *testing.T) {
 
 	t.Run("an image update rolls out in every member; scale re-plans", func(t *testing.T) {
 		f := f.in(t)
-		f.kubectl("--context=fed", "-n", "e2e", "set", "image", "deployment/web", "app=nginx:1.27")
+		f.Kubectl("-n", "e2e", "set", "image", "deployment/web", "app=nginx:1.27")
 		f.rolloutStatus("web")
 		for _, c := range three {
-			out := f.kubectl("--context="+c, "-n", "e2e", "get", "deployment", "web", "-o",
+			out := f.memberKubectl(c, "-n", "e2e", "get", "deployment", "web", "-o",
 				"jsonpath={.spec.template.spec.containers[0].image} {.status.updatedReplicas} {.status.readyReplicas}")
 			assert.Equal(t, "nginx:1.27 3 3", out, "cluster %s rolled out", c)
 		}
-		f.kubectl("--context=fed", "-n", "e2e", "scale", "deployment/web", "--replicas=12")
+		f.Kubectl("-n", "e2e", "scale", "deployment/web", "--replicas=12")
 		f.waitReplicas("web", map[string]int64{"cluster1": 4, "cluster2": 4, "cluster3": 4})
 		f.rolloutStatus("web")
 		f.waitFed("deployment", "web", "{.status.readyReplicas}", "12")
@@ -125,7 +121,7 @@ func TestWorkloads(t *testing.T) {
 
 	t.Run("HPA: min/max divided where the target runs, and members own the target's replicas", func(t *testing.T) {
 		f := f.in(t)
-		f.apply(`apiVersion: autoscaling/v2
+		f.Apply(`apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
 metadata: {name: web, namespace: e2e}
 spec:
@@ -151,7 +147,7 @@ spec:
 		f.rolloutStatus("web")
 		// The members' HPAs may act one after the other: 12, 11, 10, 9.
 		require.NoError(t, poll.Until(context.Background(), converge, "a ScaledByHPA event for 9 replicas", func(ctx context.Context) error {
-			out, err := f.u.Kubectl().Run(ctx, "--context=fed", "-n", "e2e", "get", "events",
+			out, err := f.User.Kubectl().Run(ctx, "--context=fed", "-n", "e2e", "get", "events",
 				"--field-selector=involvedObject.kind=Deployment,involvedObject.name=web,reason=ScaledByHPA", "-o", "jsonpath={.items[*].message}")
 			if err != nil || !strings.Contains(out, "Replicas 9 (was ") || !strings.Contains(out, "what the clusters' HPAs run (cluster1=3 cluster2=3 cluster3=3)") {
 				return fmt.Errorf("events %q %v", out, err)
@@ -160,10 +156,10 @@ spec:
 		}))
 
 		// A count chosen in a member stays, also when the federation next writes there.
-		f.kubectl("--context=cluster1", "-n", "e2e", "scale", "deployment/web", "--replicas=2")
-		f.kubectl("--context=fed", "-n", "e2e", "annotate", "deployment", "web", "e2e.test/step=hpa")
+		f.memberKubectl("cluster1", "-n", "e2e", "scale", "deployment/web", "--replicas=2")
+		f.Kubectl("-n", "e2e", "annotate", "deployment", "web", "e2e.test/step=hpa")
 		require.NoError(t, poll.Until(context.Background(), converge, "the annotation in cluster1", func(ctx context.Context) error {
-			out, err := f.u.Kubectl().Run(ctx, "--context=cluster1", "-n", "e2e", "get", "deployment", "web", "-o",
+			out, err := f.User.Kubectl().Run(ctx, "--context=cluster1", "-n", "e2e", "get", "deployment", "web", "-o",
 				`jsonpath={.metadata.annotations.e2e\.test/step} {.spec.replicas}`)
 			if err != nil || out != "hpa 2" {
 				return fmt.Errorf("annotation and replicas %q %v", out, err)
@@ -175,7 +171,7 @@ spec:
 
 		// Without the HPA the federation divides the count the HPAs left,
 		// as a Deployment keeps its replicas when its HPA goes.
-		f.kubectl("--context=fed", "-n", "e2e", "delete", "hpa", "web")
+		f.Kubectl("-n", "e2e", "delete", "hpa", "web")
 		f.waitFed("deployment", "web", `{.metadata.annotations.federation\.kubernetes\.io/hpa-target-cluster-list}`, "")
 		f.waitCounts(converge, deployments, "web", "replicas", three, "8 replicas in all, by the plan", func(got map[string]int64) bool {
 			planned := f.plan("web")["replicas"]
@@ -192,7 +188,7 @@ spec:
 
 	t.Run("Job: completions and parallelism divided, Complete when every part is", func(t *testing.T) {
 		f := f.in(t)
-		f.apply(`apiVersion: batch/v1
+		f.Apply(`apiVersion: batch/v1
 kind: Job
 metadata: {name: batch, namespace: e2e}
 spec:
@@ -207,7 +203,7 @@ spec:
 			return got["cluster1"] == 2 && got["cluster2"] == 2 && got["cluster3"] == 2
 		})
 		f.waitFed("job", "batch", `{.status.succeeded} {.status.conditions[?(@.type=="Complete")].status}`, "6 True")
-		k := f.u.Kubectl()
+		k := f.User.Kubectl()
 		_, err := k.Run(context.Background(), "--context=fed", "-n", "e2e", "wait", "--for=condition=Complete", "job/batch", "--timeout=30s")
 		require.NoError(t, err)
 	})
@@ -225,15 +221,15 @@ spec:
       restartPolicy: Never
       containers: [{name: work, image: busybox}]
 `
-		_, err := f.u.Kubectl().RunWithInput(context.Background(), fmt.Sprintf(job, "", 1, 1), "--context=cluster1", "apply", "-f", "-")
+		_, err := f.User.Kubectl().RunWithInput(context.Background(), fmt.Sprintf(job, "", 1, 1), "--context=cluster1", "apply", "-f", "-")
 		require.NoError(t, err)
 		// 3 divided over 3: cluster1's share is what it already runs. The
 		// member's own Job is taken over only because the federated one
 		// asks for it.
-		f.apply(fmt.Sprintf(job, "federation.kubernetes.io/conflict-resolution: adopt", 3, 3))
+		f.Apply(fmt.Sprintf(job, "federation.kubernetes.io/conflict-resolution: adopt", 3, 3))
 		f.waitFed("job", "adopted", `{.status.succeeded} {.status.conditions[?(@.type=="Complete")].status}`, "3 True")
 		podLabel := func(cluster string) (string, bool) {
-			obj, err := f.member(cluster).Resource(jobs).Namespace("e2e").Get(context.Background(), "adopted", metav1.GetOptions{})
+			obj, err := f.Member(cluster).Resource(jobs).Namespace("e2e").Get(context.Background(), "adopted", metav1.GetOptions{})
 			require.NoError(t, err)
 			require.Equal(t, "fed", obj.GetLabels()["federation.kubernetes.io/federation-name"], "the federation holds the Job in %s", cluster)
 			v, found, _ := unstructured.NestedString(obj.Object, "spec", "template", "metadata", "labels", "federation.kubernetes.io/federation-name")
@@ -243,7 +239,7 @@ spec:
 		assert.False(t, labelled, "the adopted Job's pod template is as it was")
 		v, labelled := podLabel("cluster2")
 		assert.True(t, labelled && v == "fed", "a Job the federation created labels its pods")
-		events := f.kubectl("--context=fed", "-n", "e2e", "get", "events", "--field-selector=involvedObject.kind=Job,involvedObject.name=adopted",
+		events := f.Kubectl("-n", "e2e", "get", "events", "--field-selector=involvedObject.kind=Job,involvedObject.name=adopted",
 			"-o", `jsonpath={range .items[*]}{.reason}: {.message}{"\n"}{end}`)
 		assert.Contains(t, events, "AdoptInCluster")
 		assert.NotContains(t, events, "Failed", "no write was refused")
@@ -251,27 +247,27 @@ spec:
 
 	t.Run("unschedulable pods move the surplus to other clusters", func(t *testing.T) {
 		f := f.in(t)
-		f.apply(deployment("spill", 6, ""))
+		f.Apply(deployment("spill", 6, ""))
 		f.waitReplicas("spill", map[string]int64{"cluster1": 2, "cluster2": 2, "cluster3": 2})
 		f.rolloutStatus("spill")
-		nodes := strings.Fields(f.kubectl("--context=cluster2", "get", "nodes", "-o", "name"))
+		nodes := strings.Fields(f.memberKubectl("cluster2", "get", "nodes", "-o", "name"))
 		require.NotEmpty(t, nodes)
 		for _, n := range nodes {
-			f.kubectl("--context=cluster2", "cordon", n)
+			f.memberKubectl("cluster2", "cordon", n)
 		}
 		t.Cleanup(func() {
 			for _, n := range nodes {
-				_, _ = f.u.Kubectl().Run(context.Background(), "--context=cluster2", "uncordon", n)
+				_, _ = f.User.Kubectl().Run(context.Background(), "--context=cluster2", "uncordon", n)
 			}
 		})
 		scaled := time.Now()
-		f.kubectl("--context=fed", "-n", "e2e", "scale", "deployment/spill", "--replicas=12")
+		f.Kubectl("-n", "e2e", "scale", "deployment/spill", "--replicas=12")
 		// The even plan asks cluster2 for 4; its 2 new pods stay Pending.
 		got := f.waitCounts(converge+window, deployments, "spill", "replicas", three, "cluster2 back to what it runs, the rest elsewhere", func(got map[string]int64) bool {
 			return got["cluster2"] == 2 && got["cluster1"]+got["cluster3"] == 10
 		})
 		t.Logf("surplus moved %s after the scale: %v", time.Since(scaled), got)
-		describe := f.kubectl("--context=fed", "-n", "e2e", "describe", "deployment", "spill")
+		describe := f.Kubectl("-n", "e2e", "describe", "deployment", "spill")
 		assert.Contains(t, describe, "cluster2=4", "the plan before the window")
 		assert.GreaterOrEqual(t, time.Since(scaled), window, "not before the window")
 		f.rolloutStatus("spill")
@@ -280,8 +276,8 @@ spec:
 
 	t.Run("failover: a stopped cluster's replicas move, and come back only with rebalance", func(t *testing.T) {
 		f := f.in(t)
-		f.apply(deployment("back", 9, prefs(`{"rebalance":true,"clusters":{"*":{"weight":1}}}`)))
-		f.apply(deployment("stay", 9, ""))
+		f.Apply(deployment("back", 9, prefs(`{"rebalance":true,"clusters":{"*":{"weight":1}}}`)))
+		f.Apply(deployment("stay", 9, ""))
 		f.waitReplicas("back", map[string]int64{"cluster1": 3, "cluster2": 3, "cluster3": 3})
 		f.waitReplicas("stay", map[string]int64{"cluster1": 3, "cluster2": 3, "cluster3": 3})
 
@@ -306,7 +302,7 @@ spec:
 		})
 		t.Logf("with rebalance false: %v", stay)
 		require.NoError(t, poll.Until(context.Background(), converge, "the federation's status of stay", func(ctx context.Context) error {
-			out, err := f.u.Kubectl().Run(ctx, "--context=fed", "-n", "e2e", "get", "deployment", "stay", "-o", "jsonpath={.status.readyReplicas}")
+			out, err := f.User.Kubectl().Run(ctx, "--context=fed", "-n", "e2e", "get", "deployment", "stay", "-o", "jsonpath={.status.readyReplicas}")
 			if err != nil || out != "9" {
 				return fmt.Errorf("readyReplicas %q %v", out, err)
 			}
