@@ -39,7 +39,7 @@ tools: build ## build (once) and cache etcd, kube-apiserver, kube-controller-man
 
 # Packages whose workers share state: their unit tests also run under the
 # race detector (a concurrent map access once killed the controller manager).
-RACE_PACKAGES ?= ./pkg/controllers/propagation/... ./pkg/membercluster/ ./pkg/queueworker/
+RACE_PACKAGES ?= ./pkg/controllers/propagation/... ./pkg/controllers/customresources/ ./pkg/membercluster/ ./pkg/queueworker/
 
 test: lint tools ## lint, then the whole suite: unit (the concurrent packages also under -race), integration and e2e
 	$(GO) test -race -count=1 -short $(RACE_PACKAGES)

@@ -80,8 +80,13 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		federationfinalizer.PluginInitializer{Informers: federationInformers}); err != nil {
 		return nil, fmt.Errorf("configuring admission: %w", err)
 	}
+	apiExtensions, err := apiserver.NewAPIExtensionsConfig(generic, o.Etcd)
+	if err != nil {
+		return nil, err
+	}
 	return &apiserver.Config{
 		GenericConfig:         generic,
+		APIExtensions:         apiExtensions,
 		EventTTL:              o.EventTTL,
 		ServiceClusterIPRange: serviceRange,
 		Informers:             factoryInformers,

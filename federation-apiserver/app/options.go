@@ -19,6 +19,7 @@ import (
 
 	"github.com/federation-v1/federation/pkg/admission/federationannotations"
 	"github.com/federation-v1/federation/pkg/admission/federationfinalizer"
+	"github.com/federation-v1/federation/pkg/admission/federationrbac"
 	"github.com/federation-v1/federation/pkg/apiserver"
 	"github.com/federation-v1/federation/pkg/embeddedetcd"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
@@ -80,12 +81,13 @@ func NewOptions() *Options {
 	o.Etcd.StorageConfig.Codec = legacyscheme.Codecs.LegacyCodec()
 
 	federationannotations.Register(o.Admission.Plugins)
+	federationrbac.Register(o.Admission.Plugins)
 	federationfinalizer.Register(o.Admission.Plugins, federatedtypes.Resources(), federatedtypes.NeverPropagated)
-	o.Admission.RecommendedPluginOrder = append(o.Admission.RecommendedPluginOrder, federationfinalizer.PluginName, federationannotations.PluginName)
+	o.Admission.RecommendedPluginOrder = append(o.Admission.RecommendedPluginOrder, federationfinalizer.PluginName, federationannotations.PluginName, federationrbac.PluginName)
 	// The webhook and policy plugins need admissionregistration, which
 	// this server does not serve: they stay off.
 	o.Admission.DefaultOffPlugins = sets.New(o.Admission.Plugins.Registered()...).
-		Delete(lifecycle.PluginName, federationfinalizer.PluginName, federationannotations.PluginName)
+		Delete(lifecycle.PluginName, federationfinalizer.PluginName, federationannotations.PluginName, federationrbac.PluginName)
 	return o
 }
 

@@ -50,7 +50,7 @@ func TestOptionsDefaults(t *testing.T) {
 	assert.True(t, o.Etcd.EnableWatchCache, "watch cache on")
 	assert.Equal(t, "application/vnd.kubernetes.protobuf", o.Etcd.DefaultStorageMediaType)
 	assert.Equal(t, filepath.Join(o.DataDir, "certs"), o.SecureServing.ServerCert.CertDirectory)
-	assert.Equal(t, []string{"NamespaceLifecycle", "FederationFinalizer", "FederationAnnotations"}, enabledPlugins(o))
+	assert.Equal(t, []string{"NamespaceLifecycle", "FederationFinalizer", "FederationAnnotations", "FederationRBAC"}, enabledPlugins(o))
 }
 
 // enabledPlugins lists the admission plugins that are on by default.

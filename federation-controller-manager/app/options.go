@@ -99,7 +99,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig of the federation apiserver (its current context is used)")
 	fs.StringVar(&o.Master, "master", o.Master, "address of the federation apiserver; overrides the kubeconfig's")
 	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, fmt.Sprintf(
-		"controllers to run: '*' runs all, 'foo' adds foo, '-foo' removes foo. All: %v", sets.List(sets.KeySet(controllers))))
+		"controllers to run: '*' runs all, 'foo' adds foo, '-foo' removes foo; a CRD's custom resources are named by the CRD, '<plural>.<group>' (customresources covers all of them). All: %v", sets.List(sets.KeySet(controllers))))
 	o.Serving.addFlags(fs)
 	fs.DurationVar(&o.Cluster.Period, "cluster-monitor-period", o.Cluster.Period, "how often each member cluster's health is probed")
 	fs.DurationVar(&o.Cluster.Timeout, "cluster-probe-timeout", o.Cluster.Timeout, "how long one health probe may take")
@@ -134,6 +134,12 @@ func (o *Options) Validate() error {
 		name := c
 		if len(c) > 0 && c[0] == '-' {
 			name = c[1:]
+		}
+		if crd, bad := customResourceController(name); crd {
+			if bad != "" {
+				errs = append(errs, fmt.Errorf("--controllers: %q is no custom resource's <plural>.<group>: %s", name, bad))
+			}
+			continue
 		}
 		if _, ok := controllers[name]; !ok && name != "*" {
 			errs = append(errs, fmt.Errorf("--controllers: unknown controller %q (known: %v)", name, sets.List(sets.KeySet(controllers))))

@@ -14,11 +14,11 @@ import (
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
 	authenticationrest "k8s.io/kubernetes/pkg/registry/authentication/rest"
 	authorizationrest "k8s.io/kubernetes/pkg/registry/authorization/rest"
-	rbacrest "k8s.io/kubernetes/pkg/registry/rbac/rest"
 )
 
 // accessGroupVersions are the groups that say who may do what, served
-// with Kubernetes' own registries: RBAC (with its escalation checks),
+// with Kubernetes' own registries: RBAC (with its escalation checks; its
+// Roles and RoleBindings are also federated types, rbacstores.go),
 // SubjectAccessReview and SelfSubjectAccessReview/RulesReview (`kubectl
 // auth can-i`), TokenReview and SelfSubjectReview (`kubectl auth whoami`).
 var accessGroupVersions = []schema.GroupVersion{
@@ -29,12 +29,12 @@ var accessGroupVersions = []schema.GroupVersion{
 
 // accessGroups builds the storage of the access groups.
 func accessGroups(resources serverstorage.APIResourceConfigSource, getter generic.RESTOptionsGetter,
-	authn authenticator.Request, authz authorizer.Authorizer, rules authorizer.RuleResolver) ([]*genericapiserver.APIGroupInfo, error) {
+	authn authenticator.Request, authz authorizer.Authorizer, rules authorizer.RuleResolver, tombstones *tombstoneWriter) ([]*genericapiserver.APIGroupInfo, error) {
 	providers := []interface {
 		NewRESTStorage(serverstorage.APIResourceConfigSource, generic.RESTOptionsGetter) (genericapiserver.APIGroupInfo, error)
 		GroupName() string
 	}{
-		rbacrest.RESTStorageProvider{Authorizer: authz},
+		rbacStorage{authorizer: authz, tombstones: tombstones},
 		authorizationrest.RESTStorageProvider{Authorizer: authz, RuleResolver: rules},
 		authenticationrest.RESTStorageProvider{Authenticator: authn},
 	}

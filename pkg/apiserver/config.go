@@ -9,6 +9,7 @@ import (
 	"net"
 	"time"
 
+	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/informers"
@@ -38,6 +39,10 @@ type Config struct {
 	// RuleResolver lists a user's rules for SelfSubjectRulesReview; it
 	// comes with the authorizer (AuthorizationConfig.ApplyTo).
 	RuleResolver authorizer.RuleResolver
+	// APIExtensions serves CustomResourceDefinitions and custom resources
+	// behind the federation's own groups (NewAPIExtensionsConfig); nil
+	// serves none.
+	APIExtensions *apiextensionsapiserver.Config
 }
 
 // completedConfig is a Config whose defaults have been filled in.
@@ -50,6 +55,8 @@ type completedConfig struct {
 	// federationInformers may be nil.
 	federationInformers federationinformers.SharedInformerFactory
 	ruleResolver        authorizer.RuleResolver
+	// apiExtensions may be nil.
+	apiExtensions *apiextensionsapiserver.Config
 }
 
 // CompletedConfig can only be made by Config.Complete, and is what New needs.
@@ -74,6 +81,7 @@ func (c *Config) Complete() CompletedConfig {
 		informers:           c.Informers,
 		federationInformers: c.FederationInformers,
 		ruleResolver:        c.RuleResolver,
+		apiExtensions:       c.APIExtensions,
 	}}
 }
 
@@ -85,15 +93,32 @@ type Server struct {
 
 // New creates the server and installs every served API group.
 func (c CompletedConfig) New() (*Server, error) {
-	generic, err := c.generic.New("federation-apiserver", genericapiserver.NewEmptyDelegate())
+	delegate := genericapiserver.NewEmptyDelegate()
+	var ext *apiextensionsapiserver.CustomResourceDefinitions
+	if c.apiExtensions != nil {
+		var err error
+		if ext, err = c.apiExtensions.Complete().New(delegate); err != nil {
+			return nil, fmt.Errorf("creating the custom resources' API server: %w", err)
+		}
+		delegate = ext.GenericAPIServer
+	}
+	generic, err := c.generic.New("federation-apiserver", delegate)
 	if err != nil {
 		return nil, fmt.Errorf("creating the generic API server: %w", err)
+	}
+	if ext != nil {
+		if err := addCRDOpenAPIHook(generic, ext, c.generic.OpenAPIV3Config); err != nil {
+			return nil, err
+		}
 	}
 	serviceIPs, err := servicestore.NewClusterIPAllocator(c.generic.RESTOptionsGetter, c.serviceRange)
 	if err != nil {
 		return nil, err
 	}
-	legacy, groups, err := apiGroups(c.generic.RESTOptionsGetter, uint64(c.eventTTL.Seconds()), serviceIPs)
+	// Deletions of every federated type are recorded in tombstones, also
+	// those of Roles and RoleBindings, served with the access groups.
+	tombstones := &tombstoneWriter{now: time.Now}
+	legacy, groups, err := apiGroups(c.generic.RESTOptionsGetter, uint64(c.eventTTL.Seconds()), serviceIPs, tombstones)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +126,7 @@ func (c CompletedConfig) New() (*Server, error) {
 		return nil, fmt.Errorf("installing the core API group: %w", err)
 	}
 	access, err := accessGroups(ResourceConfig(), c.generic.RESTOptionsGetter,
-		c.generic.Authentication.Authenticator, c.generic.Authorization.Authorizer, c.ruleResolver)
+		c.generic.Authentication.Authenticator, c.generic.Authorization.Authorizer, c.ruleResolver, tombstones)
 	if err != nil {
 		return nil, err
 	}

@@ -40,6 +40,8 @@ type deletionFixture struct {
 	deployments rest.StandardStorage
 	// creater writes the tombstones; failWith makes it fail.
 	creater *recordingCreater
+	// getter builds other storages on the same etcd.
+	getter generic.RESTOptionsGetter
 }
 
 // recordingCreater writes tombstones through the real ConfigMap storage,
@@ -90,6 +92,7 @@ func newDeletionFixture(t *testing.T) *deletionFixture {
 		served:      wrap("configmaps", map[string]rest.Storage{"configmaps": configMaps}),
 		deployments: wrap("deployments", map[string]rest.Storage{"deployments": d.Deployment, "deployments/status": d.Status}),
 		creater:     creater,
+		getter:      getter,
 	}
 }
 

@@ -19,11 +19,21 @@ import (
 	daemonsetstore "k8s.io/kubernetes/pkg/registry/apps/daemonset/storage"
 	deploymentstore "k8s.io/kubernetes/pkg/registry/apps/deployment/storage"
 	replicasetstore "k8s.io/kubernetes/pkg/registry/apps/replicaset/storage"
+	statefulsetstore "k8s.io/kubernetes/pkg/registry/apps/statefulset/storage"
 	hpastore "k8s.io/kubernetes/pkg/registry/autoscaling/horizontalpodautoscaler/storage"
+	cronjobstore "k8s.io/kubernetes/pkg/registry/batch/cronjob/storage"
 	jobstore "k8s.io/kubernetes/pkg/registry/batch/job/storage"
 	configmapstore "k8s.io/kubernetes/pkg/registry/core/configmap/storage"
+	limitrangestore "k8s.io/kubernetes/pkg/registry/core/limitrange/storage"
+	pvcstore "k8s.io/kubernetes/pkg/registry/core/persistentvolumeclaim/storage"
+	resourcequotastore "k8s.io/kubernetes/pkg/registry/core/resourcequota/storage"
 	secretstore "k8s.io/kubernetes/pkg/registry/core/secret/storage"
+	serviceaccountstore "k8s.io/kubernetes/pkg/registry/core/serviceaccount/storage"
 	ingressstore "k8s.io/kubernetes/pkg/registry/networking/ingress/storage"
+	networkpolicystore "k8s.io/kubernetes/pkg/registry/networking/networkpolicy/storage"
+	pdbstore "k8s.io/kubernetes/pkg/registry/policy/poddisruptionbudget/storage"
+	rolestore "k8s.io/kubernetes/pkg/registry/rbac/role/storage"
+	rolebindingstore "k8s.io/kubernetes/pkg/registry/rbac/rolebinding/storage"
 
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	servicestore "github.com/federation-v1/federation/pkg/registry/core/service/storage"
@@ -126,6 +136,26 @@ func genericStore(s rest.Storage) *registry.Store {
 	case *jobstore.REST:
 		return st.Store
 	case *hpastore.REST:
+		return st.Store
+	case *serviceaccountstore.REST:
+		return st.Store
+	case *statefulsetstore.REST:
+		return st.Store
+	case *cronjobstore.REST:
+		return st.Store
+	case *pdbstore.REST:
+		return st.Store
+	case *networkpolicystore.REST:
+		return st.Store
+	case *pvcstore.REST:
+		return st.Store
+	case *limitrangestore.REST:
+		return st.Store
+	case *resourcequotastore.REST:
+		return st.Store
+	case *rolestore.REST:
+		return st.Store
+	case *rolebindingstore.REST:
 		return st.Store
 	case legacyAlias:
 		return st.Store

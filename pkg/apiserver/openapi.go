@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 
+	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -48,7 +49,8 @@ func friendlyName(name string) string {
 
 // ApplyOpenAPI configures OpenAPI v2 and v3 for every served type.
 func ApplyOpenAPI(config *genericapiserver.Config, version string) {
-	namer := openapi.NewDefinitionNamer(externalTypes(legacyscheme.Scheme))
+	// The apiextensions scheme names the CRD types' definitions.
+	namer := openapi.NewDefinitionNamer(externalTypes(legacyscheme.Scheme), apiextensionsapiserver.Scheme)
 	config.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(openAPIDefinitions, namer)
 	config.OpenAPIConfig.Info.Title = "Kubernetes Federation"
 	config.OpenAPIConfig.Info.Version = version

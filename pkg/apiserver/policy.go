@@ -21,7 +21,7 @@ import (
 func bootstrapPolicy() *rbacrest.PolicyData {
 	return &rbacrest.PolicyData{
 		ClusterRoles:               append(bootstrappolicy.ClusterRoles(), federationClusterRoles()...),
-		ClusterRoleBindings:        append(bootstrappolicy.ClusterRoleBindings(), federationClusterRoleBindings()...),
+		ClusterRoleBindings:        append(append(bootstrappolicy.ClusterRoleBindings(), federationClusterRoleBindings()...), customResourcesBinding()),
 		Roles:                      byNamespace(federationRoles(), leaderElectionRoles(), dnsPublisherRoles()),
 		RoleBindings:               byNamespace(federationRoleBindings(), leaderElectionRoleBindings(), dnsPublisherRoleBindings()),
 		ClusterRolesToAggregate:    map[string]string{},

@@ -13,6 +13,7 @@ import (
 	coreinstall "k8s.io/kubernetes/pkg/apis/core/install"
 	extensionsinstall "k8s.io/kubernetes/pkg/apis/extensions/install"
 	networkinginstall "k8s.io/kubernetes/pkg/apis/networking/install"
+	policyinstall "k8s.io/kubernetes/pkg/apis/policy/install"
 	rbacinstall "k8s.io/kubernetes/pkg/apis/rbac/install"
 
 	federationinstall "github.com/federation-v1/federation/pkg/apis/federation/install"
@@ -26,6 +27,7 @@ func init() {
 	appsinstall.Install(legacyscheme.Scheme)
 	extensionsinstall.Install(legacyscheme.Scheme)
 	networkinginstall.Install(legacyscheme.Scheme)
+	policyinstall.Install(legacyscheme.Scheme)
 	batchinstall.Install(legacyscheme.Scheme)
 	autoscalinginstall.Install(legacyscheme.Scheme)
 	rbacinstall.Install(legacyscheme.Scheme)

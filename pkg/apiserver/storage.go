@@ -3,7 +3,6 @@ package apiserver
 import (
 	"fmt"
 	"sort"
-	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,10 +25,12 @@ var coreV1 = schema.GroupVersion{Version: "v1"}
 // federation serves without propagating it (events, clusters, leases). The legacy
 // core group ("/api/v1") is returned separately because it is installed
 // under another prefix. Services get their cluster IPs from serviceIPs.
-func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, serviceIPs ipallocator.Interface) (legacy *genericapiserver.APIGroupInfo, groups []*genericapiserver.APIGroupInfo, err error) {
+func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, serviceIPs ipallocator.Interface, tombstones *tombstoneWriter) (legacy *genericapiserver.APIGroupInfo, groups []*genericapiserver.APIGroupInfo, err error) {
 	served := servedStorage{}
-	tombstones := &tombstoneWriter{now: time.Now}
 	for _, t := range federatedtypes.All {
+		if servedWithAccess(t) {
+			continue
+		}
 		build := federatedStores[t.Name]
 		if t.Name == "services" {
 			build = serviceStores(serviceIPs)
@@ -122,7 +123,9 @@ func (s servedStorage) groups() []string {
 	}
 	for _, t := range federatedtypes.All {
 		for _, gv := range t.ServedVersions() {
-			add(gv.Group)
+			if _, ok := s[gv]; ok { // not those served with the access groups
+				add(gv.Group)
+			}
 		}
 	}
 	var others []string

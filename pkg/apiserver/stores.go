@@ -6,15 +6,23 @@ import (
 	daemonsetstore "k8s.io/kubernetes/pkg/registry/apps/daemonset/storage"
 	deploymentstore "k8s.io/kubernetes/pkg/registry/apps/deployment/storage"
 	replicasetstore "k8s.io/kubernetes/pkg/registry/apps/replicaset/storage"
+	statefulsetstore "k8s.io/kubernetes/pkg/registry/apps/statefulset/storage"
 	hpastore "k8s.io/kubernetes/pkg/registry/autoscaling/horizontalpodautoscaler/storage"
+	cronjobstore "k8s.io/kubernetes/pkg/registry/batch/cronjob/storage"
 	jobstore "k8s.io/kubernetes/pkg/registry/batch/job/storage"
 	leasestore "k8s.io/kubernetes/pkg/registry/coordination/lease/storage"
 	configmapstore "k8s.io/kubernetes/pkg/registry/core/configmap/storage"
 	eventstore "k8s.io/kubernetes/pkg/registry/core/event/storage"
+	limitrangestore "k8s.io/kubernetes/pkg/registry/core/limitrange/storage"
 	namespacestore "k8s.io/kubernetes/pkg/registry/core/namespace/storage"
+	pvcstore "k8s.io/kubernetes/pkg/registry/core/persistentvolumeclaim/storage"
+	resourcequotastore "k8s.io/kubernetes/pkg/registry/core/resourcequota/storage"
 	secretstore "k8s.io/kubernetes/pkg/registry/core/secret/storage"
 	"k8s.io/kubernetes/pkg/registry/core/service/ipallocator"
+	serviceaccountstore "k8s.io/kubernetes/pkg/registry/core/serviceaccount/storage"
 	ingressstore "k8s.io/kubernetes/pkg/registry/networking/ingress/storage"
+	networkpolicystore "k8s.io/kubernetes/pkg/registry/networking/networkpolicy/storage"
+	pdbstore "k8s.io/kubernetes/pkg/registry/policy/poddisruptionbudget/storage"
 
 	servicestore "github.com/federation-v1/federation/pkg/registry/core/service/storage"
 	clusterstore "github.com/federation-v1/federation/pkg/registry/federation/cluster/storage"
@@ -69,6 +77,40 @@ var federatedStores = map[string]stores{
 	"horizontalpodautoscalers": func(getter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
 		hpa, status, err := hpastore.NewREST(getter)
 		return map[string]rest.Storage{"horizontalpodautoscalers": hpa, "horizontalpodautoscalers/status": status}, err
+	},
+	// Without a token issuer: no serviceaccounts/token, as no pod runs here
+	// to use one.
+	"serviceaccounts": func(getter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+		accounts, err := serviceaccountstore.NewREST(getter, nil, nil, 0, nil, nil, nil, false, 0)
+		return map[string]rest.Storage{"serviceaccounts": accounts}, err
+	},
+	"statefulsets": func(getter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+		s, err := statefulsetstore.NewStorage(getter)
+		return map[string]rest.Storage{"statefulsets": s.StatefulSet, "statefulsets/status": s.Status, "statefulsets/scale": s.Scale}, err
+	},
+	"cronjobs": func(getter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+		cronJobs, status, err := cronjobstore.NewREST(getter)
+		return map[string]rest.Storage{"cronjobs": cronJobs, "cronjobs/status": status}, err
+	},
+	"poddisruptionbudgets": func(getter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+		pdbs, status, err := pdbstore.NewREST(getter)
+		return map[string]rest.Storage{"poddisruptionbudgets": pdbs, "poddisruptionbudgets/status": status}, err
+	},
+	"networkpolicies": func(getter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+		policies, err := networkpolicystore.NewREST(getter)
+		return map[string]rest.Storage{"networkpolicies": policies}, err
+	},
+	"persistentvolumeclaims": func(getter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+		claims, status, err := pvcstore.NewREST(getter)
+		return map[string]rest.Storage{"persistentvolumeclaims": claims, "persistentvolumeclaims/status": status}, err
+	},
+	"limitranges": func(getter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+		ranges, err := limitrangestore.NewREST(getter)
+		return map[string]rest.Storage{"limitranges": ranges}, err
+	},
+	"resourcequotas": func(getter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+		quotas, status, err := resourcequotastore.NewREST(getter)
+		return map[string]rest.Storage{"resourcequotas": quotas, "resourcequotas/status": status}, err
 	},
 }
 

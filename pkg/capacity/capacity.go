@@ -164,9 +164,9 @@ func (e *Estimator) notify(w Workload) {
 	}
 }
 
-// OwnerOf names the workload a pod belongs to: its Job, its ReplicaSet,
-// or the Deployment of that ReplicaSet (whose name is the Deployment's and
-// the pod-template-hash).
+// OwnerOf names the workload a pod belongs to: its Job, its StatefulSet,
+// its ReplicaSet, or the Deployment of that ReplicaSet (whose name is the
+// Deployment's and the pod-template-hash).
 func OwnerOf(obj *unstructured.Unstructured) (Workload, bool) {
 	owner := metav1.GetControllerOfNoCopy(obj)
 	if owner == nil {
@@ -174,7 +174,7 @@ func OwnerOf(obj *unstructured.Unstructured) (Workload, bool) {
 	}
 	w := Workload{Kind: owner.Kind, Namespace: obj.GetNamespace(), Name: owner.Name}
 	switch owner.Kind {
-	case "Job":
+	case "Job", "StatefulSet":
 	case "ReplicaSet":
 		if hash := obj.GetLabels()["pod-template-hash"]; hash != "" && strings.HasSuffix(owner.Name, "-"+hash) {
 			w.Kind, w.Name = "Deployment", strings.TrimSuffix(owner.Name, "-"+hash)

@@ -108,6 +108,10 @@ func TestOwnerOf(t *testing.T) {
 	assert.Equal(t, Workload{Kind: "Job", Namespace: "ns", Name: "j"}, w)
 
 	p.SetOwnerReferences([]metav1.OwnerReference{{Kind: "StatefulSet", Name: "s", Controller: ptr(true)}})
+	w, _ = OwnerOf(p)
+	assert.Equal(t, Workload{Kind: "StatefulSet", Namespace: "ns", Name: "s"}, w)
+
+	p.SetOwnerReferences([]metav1.OwnerReference{{Kind: "DaemonSet", Name: "d", Controller: ptr(true)}})
 	_, ok = OwnerOf(p)
 	assert.False(t, ok)
 }

@@ -46,6 +46,35 @@ var All = []*Type{
 	{Name: "horizontalpodautoscalers", Resource: gvr("autoscaling", "v2", "horizontalpodautoscalers"), Kind: "HorizontalPodAutoscaler",
 		Served:     []schema.GroupVersion{{Group: "autoscaling", Version: "v1"}},
 		Namespaced: true, Fields: []string{"spec"}, Status: hpaStatus, Conditions: true, DividesHPA: true},
+	// A member's own secrets and imagePullSecrets stay: secrets merge by
+	// name; imagePullSecrets is atomic, so the federation's list, when it
+	// has one, is the copy's.
+	{Name: "serviceaccounts", Resource: gvr("", "v1", "serviceaccounts"), Kind: "ServiceAccount", Namespaced: true,
+		Fields: []string{"secrets", "imagePullSecrets", "automountServiceAccountToken"}},
+	{Name: "statefulsets", Resource: gvr("apps", "v1", "statefulsets"), Kind: "StatefulSet", Namespaced: true,
+		Fields: []string{"spec"}, Status: statefulSetStatus, ObservedGeneration: true, Conditions: true,
+		Replicas: &ReplicaFields{Annotation: federationv1beta1.StatefulSetPreferencesAnnotation, Fields: []string{"replicas"}}},
+	{Name: "cronjobs", Resource: gvr("batch", "v1", "cronjobs"), Kind: "CronJob", Namespaced: true,
+		Fields: []string{"spec"}, Status: cronJobStatus},
+	{Name: "poddisruptionbudgets", Resource: gvr("policy", "v1", "poddisruptionbudgets"), Kind: "PodDisruptionBudget", Namespaced: true,
+		Fields: []string{"spec"}, Status: podDisruptionBudgetStatus, ObservedGeneration: true, Conditions: true},
+	{Name: "networkpolicies", Resource: gvr("networking.k8s.io", "v1", "networkpolicies"), Kind: "NetworkPolicy", Namespaced: true,
+		Fields: []string{"spec"}},
+	// What members fill in (volumeName, a default storageClassName) never
+	// travels, so it is no drift.
+	{Name: "persistentvolumeclaims", Resource: gvr("", "v1", "persistentvolumeclaims"), Kind: "PersistentVolumeClaim", Namespaced: true,
+		Fields: []string{"spec"}, Status: claimStatus, Complete: completeClaim},
+	{Name: "limitranges", Resource: gvr("", "v1", "limitranges"), Kind: "LimitRange", Namespaced: true,
+		Fields: []string{"spec"}},
+	{Name: "resourcequotas", Resource: gvr("", "v1", "resourcequotas"), Kind: "ResourceQuota", Namespaced: true,
+		Fields: []string{"spec"}, Status: resourceQuotaStatus, Complete: completeQuota},
+	// Served in the RBAC group the federation authorizes with (rbacstores.go
+	// in pkg/apiserver); what members accept of them is bounded by package
+	// memberrbac.
+	{Name: "roles", Resource: gvr("rbac.authorization.k8s.io", "v1", "roles"), Kind: "Role", Namespaced: true,
+		Fields: []string{"rules"}},
+	{Name: "rolebindings", Resource: gvr("rbac.authorization.k8s.io", "v1", "rolebindings"), Kind: "RoleBinding", Namespaced: true,
+		Fields: []string{"subjects", "roleRef"}},
 }
 
 // Namespaces is the type of federated namespaces, whose presence in a

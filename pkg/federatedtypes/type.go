@@ -18,6 +18,10 @@ type Type struct {
 	Served []schema.GroupVersion
 	// Namespaced types are only placed where their namespace is.
 	Namespaced bool
+	// Finalized types are held at deletion by the controller's finalizer,
+	// as Namespaces are, because their storage records no tombstones
+	// (CustomResourceDefinitions and custom resources).
+	Finalized bool
 	// Fields are the top-level fields that travel besides metadata, such as
 	// "spec" or "data".
 	Fields []string
@@ -36,6 +40,11 @@ type Type struct {
 	// one where the federation apiserver refuses to go back (a Job's
 	// counters, startTime, completion), for example while a member is away.
 	Settle func(current, status map[string]any)
+	// Complete finishes the status computed from the members with what the
+	// federated object itself says (a quota's hard limits) and whether
+	// every selected member holds its current version (all: a claim is
+	// Bound only then).
+	Complete func(fed *unstructured.Unstructured, status map[string]any, all bool)
 	// Endpoints asks for Member.ReadyEndpoints to be filled (Services).
 	Endpoints bool
 	// ObservedGeneration sets status.observedGeneration to the federated

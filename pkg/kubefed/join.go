@@ -27,6 +27,9 @@ const tokenTimeout = 30 * time.Second
 type joinOptions struct {
 	clusterFlags
 	dryRun bool
+	// customResourceGroups are the API groups whose CRDs and custom
+	// resources the federation may write in the member.
+	customResourceGroups []string
 }
 
 func newJoinCommand(g *globalFlags) *cobra.Command {
@@ -41,8 +44,10 @@ the namespace federation-system, a ServiceAccount, a ClusterRole with only what 
 federated types and health checks need, its binding and a long-lived token, and a
 ValidatingAdmissionPolicy (with its binding) that refuses the account's writes to
 kube-system, kube-public, kube-node-lease and federation-system and pods asking for
-host namespaces, hostPath volumes, privilege or capabilities beyond baseline. In
-the federation it stores those credentials in a Secret in federation-system and
+host namespaces, hostPath volumes, privilege or capabilities beyond baseline.
+A second ClusterRole, federation-FED-namespace-rbac, holds the account's RBAC
+rights in the namespaces the federation creates; the policy bounds them to those
+namespaces (see README "Roles and RoleBindings"). In the federation it stores those credentials in a Secret in federation-system and
 creates the Cluster object.`,
 		Example: `  kubefed join cluster1 --context=fed --cluster-context=cluster1`,
 		Args:    cobra.ExactArgs(1),
@@ -51,11 +56,16 @@ creates the Cluster object.`,
 			if errs := validation.IsDNS1123Label(o.cluster); len(errs) > 0 {
 				return fmt.Errorf("cluster name %q: %s", o.cluster, errs[0])
 			}
+			if err := validateCustomResourceGroups(o.customResourceGroups); err != nil {
+				return err
+			}
 			return o.run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
 	o.addFlags(cmd)
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the objects that would be created, and create nothing")
+	cmd.Flags().StringSliceVar(&o.customResourceGroups, "custom-resource-groups", nil,
+		"API groups (example.com,cert-manager.io) whose CustomResourceDefinitions and custom resources the federation may create, change and delete in the member; none of Kubernetes' own (*.k8s.io)")
 	return cmd
 }
 
@@ -82,6 +92,7 @@ func (o *joinOptions) run(ctx context.Context, out io.Writer) error {
 	}
 
 	access := newMemberAccess(o.federation)
+	withCustomResourceGroups(access, o.federation, o.customResourceGroups)
 	cluster := &federationv1beta1.Cluster{
 		TypeMeta:   typeMeta("federation/v1beta1", "Cluster"),
 		ObjectMeta: metav1.ObjectMeta{Name: o.cluster},
@@ -90,7 +101,7 @@ func (o *joinOptions) run(ctx context.Context, out io.Writer) error {
 		},
 	}
 	if o.dryRun {
-		return printObjects(out, access.Namespace, access.Account, access.Role, access.Binding, access.TokenSecret, access.Policy, access.PolicyBinding, cluster)
+		return printObjects(out, access.Namespace, access.Account, access.Role, access.NamespaceRBAC, access.Binding, access.TokenSecret, access.Policy, access.PolicyBinding, cluster)
 	}
 
 	undo := &rollback{}
@@ -144,6 +155,13 @@ func createMemberAccess(ctx context.Context, member kubernetes.Interface, a *mem
 		{"ClusterRole", func() error { _, err := rbac.ClusterRoles().Create(ctx, a.Role, metav1.CreateOptions{}); return err },
 			func() error {
 				return rbac.ClusterRoles().Delete(context.Background(), a.Role.Name, metav1.DeleteOptions{})
+			}},
+		{"ClusterRole " + a.NamespaceRBAC.Name, func() error {
+			_, err := rbac.ClusterRoles().Create(ctx, a.NamespaceRBAC, metav1.CreateOptions{})
+			return err
+		},
+			func() error {
+				return rbac.ClusterRoles().Delete(context.Background(), a.NamespaceRBAC.Name, metav1.DeleteOptions{})
 			}},
 		{"ClusterRoleBinding", func() error {
 			_, err := rbac.ClusterRoleBindings().Create(ctx, a.Binding, metav1.CreateOptions{})

@@ -1,6 +1,8 @@
 package kubefed
 
 import (
+	"slices"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -8,6 +10,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/memberrbac"
 )
 
 // federationLabel marks the member-side objects of a federation's access.
@@ -25,6 +28,9 @@ type memberAccess struct {
 	TokenSecret   *corev1.Secret
 	Policy        *admissionregistrationv1.ValidatingAdmissionPolicy
 	PolicyBinding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	// NamespaceRBAC is the federation's RBAC rights in a namespace it
+	// created, bound there by the propagation (package memberrbac).
+	NamespaceRBAC *rbacv1.ClusterRole
 }
 
 // accessName is the name of every member-side object of federation fed.
@@ -39,22 +45,21 @@ var readOnly = []string{"get", "list", "watch"}
 // or admissionregistration, so that the federation cannot widen its rights
 // nor lift the policy join installs.
 var memberRules = []rbacv1.PolicyRule{
-	{APIGroups: []string{""}, Resources: []string{"namespaces", "configmaps", "secrets", "services"}, Verbs: readWrite},
-	{APIGroups: []string{"apps"}, Resources: []string{"deployments", "replicasets", "daemonsets"}, Verbs: readWrite},
-	{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: readWrite},
-	{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: readWrite},
+	{APIGroups: []string{""}, Resources: []string{"namespaces", "configmaps", "secrets", "services", "serviceaccounts",
+		"persistentvolumeclaims", "limitranges", "resourcequotas"}, Verbs: readWrite},
+	{APIGroups: []string{"apps"}, Resources: []string{"deployments", "replicasets", "daemonsets", "statefulsets"}, Verbs: readWrite},
+	{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses", "networkpolicies"}, Verbs: readWrite},
+	{APIGroups: []string{"batch"}, Resources: []string{"jobs", "cronjobs"}, Verbs: readWrite},
 	{APIGroups: []string{"autoscaling"}, Resources: []string{"horizontalpodautoscalers"}, Verbs: readWrite},
+	{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: readWrite},
 	{APIGroups: []string{""}, Resources: []string{"nodes", "pods", "endpoints"}, Verbs: readOnly},
 	{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: readOnly},
 	{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
 	// Listed only, so that deleting a namespace the federation created can
 	// tell whether a team put objects of its own in it (the namespace is
 	// then left, not deleted with them).
-	{APIGroups: []string{""}, Resources: []string{"serviceaccounts", "persistentvolumeclaims", "replicationcontrollers", "limitranges", "resourcequotas", "podtemplates"}, Verbs: []string{"list"}},
-	{APIGroups: []string{"apps"}, Resources: []string{"statefulsets", "controllerrevisions"}, Verbs: []string{"list"}},
-	{APIGroups: []string{"batch"}, Resources: []string{"cronjobs"}, Verbs: []string{"list"}},
-	{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: []string{"list"}},
-	{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: []string{"list"}},
+	{APIGroups: []string{""}, Resources: []string{"replicationcontrollers", "podtemplates"}, Verbs: []string{"list"}},
+	{APIGroups: []string{"apps"}, Resources: []string{"controllerrevisions"}, Verbs: []string{"list"}},
 	{NonResourceURLs: []string{"/readyz", "/healthz", "/livez", "/version"}, Verbs: []string{"get"}},
 }
 
@@ -68,7 +73,7 @@ func newMemberAccess(fed string) *memberAccess {
 	token.Name = name + "-token"
 	token.Annotations = map[string]string{corev1.ServiceAccountNameKey: name}
 	policy, policyBinding := newMemberPolicy(fed, accountUsername(ns, name), meta(""))
-	return &memberAccess{
+	a := &memberAccess{
 		Namespace: &corev1.Namespace{TypeMeta: typeMeta("v1", "Namespace"), ObjectMeta: metav1.ObjectMeta{Name: ns}},
 		Account:   &corev1.ServiceAccount{TypeMeta: typeMeta("v1", "ServiceAccount"), ObjectMeta: meta(ns)},
 		Role:      &rbacv1.ClusterRole{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "ClusterRole"), ObjectMeta: meta(""), Rules: memberRules},
@@ -82,6 +87,9 @@ func newMemberAccess(fed string) *memberAccess {
 		Policy:        policy,
 		PolicyBinding: policyBinding,
 	}
+	a.Role.Rules = append(slices.Clone(memberRules), memberrbac.JoinRules(fed)...)
+	a.NamespaceRBAC = memberrbac.AccessClusterRole(fed, memberrbac.DefaultBindableClusterRoles)
+	return a
 }
 
 func typeMeta(apiVersion, kind string) metav1.TypeMeta {

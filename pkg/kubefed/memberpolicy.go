@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/memberrbac"
 )
 
 // protectedNamespaces are the member's own namespaces, and the one join
@@ -93,6 +94,7 @@ func newMemberPolicy(fed, username string, meta metav1.ObjectMeta) (*admissionre
 			},
 		},
 	}
+	policy.Spec.Validations = append(policy.Spec.Validations, rbacValidations(fed, memberrbac.DefaultBindableClusterRoles)...)
 	for i := range policy.Spec.Validations {
 		policy.Spec.Validations[i].Reason = ptr.To(metav1.StatusReasonForbidden)
 	}

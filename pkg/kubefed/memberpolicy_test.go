@@ -58,7 +58,8 @@ func TestMemberPolicyObjects(t *testing.T) {
 // The federation's rights in a member give it no way to lift the policy
 // or to widen them.
 func TestMemberRulesCannotTouchThePolicy(t *testing.T) {
-	for _, r := range newMemberAccess("fed").Role.Rules {
+	// (Its RBAC rights are only memberrbac.JoinRules: TestJoinRBACRules.)
+	for _, r := range memberRules {
 		for _, g := range r.APIGroups {
 			assert.NotEqual(t, "admissionregistration.k8s.io", g)
 			assert.NotEqual(t, "rbac.authorization.k8s.io", g)
@@ -98,6 +99,7 @@ func TestMemberPolicyDecisions(t *testing.T) {
 	replicaSets := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}
 	jobs := schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
 	cronJobs := schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"}
+	statefulSets := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}
 
 	create := func(name string, gvr schema.GroupVersionResource, kind, ns string, obj runtime.Object, refused string) request {
@@ -163,6 +165,19 @@ func TestMemberPolicyDecisions(t *testing.T) {
 			&batchv1.Job{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: podSpec(func(s *corev1.PodSpec) { s.HostPID = true })}}}, "hostPID"),
 		create("a CronJob with hostIPC", cronJobs, "CronJob", "team-a", &batchv1.CronJob{Spec: batchv1.CronJobSpec{JobTemplate: batchv1.JobTemplateSpec{
 			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: podSpec(func(s *corev1.PodSpec) { s.HostIPC = true })}}}}}, "hostIPC"),
+		create("a StatefulSet with hostNetwork", statefulSets, "StatefulSet", "team-a",
+			&appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{Template: corev1.PodTemplateSpec{Spec: podSpec(func(s *corev1.PodSpec) { s.HostNetwork = true })}}}, "hostNetwork"),
+		create("a StatefulSet with a privileged container", statefulSets, "StatefulSet", "team-a",
+			&appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{Template: corev1.PodTemplateSpec{Spec: podSpec(func(s *corev1.PodSpec) { s.Containers[0].SecurityContext = privileged })}}},
+			"privileged containers"),
+		create("a plain StatefulSet", statefulSets, "StatefulSet", "team-a",
+			&appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{Template: corev1.PodTemplateSpec{Spec: podSpec(nil)}}}, ""),
+		create("a CronJob with a hostPath", cronJobs, "CronJob", "team-a", &batchv1.CronJob{Spec: batchv1.CronJobSpec{JobTemplate: batchv1.JobTemplateSpec{
+			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: podSpec(hostPath)}}}}}, "hostPath volumes"),
+		create("a plain CronJob", cronJobs, "CronJob", "team-a", &batchv1.CronJob{Spec: batchv1.CronJobSpec{JobTemplate: batchv1.JobTemplateSpec{
+			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: podSpec(nil)}}}}}, ""),
+		{name: "a StatefulSet's scale", user: fedUser, op: admission.Update, resource: statefulSets, sub: "scale", kind: "Scale",
+			namespace: "team-a", objName: "x", obj: &corev1.ConfigMap{}, old: &corev1.ConfigMap{}},
 		create("a privileged Pod", pods, "Pod", "team-a", &corev1.Pod{Spec: podSpec(func(s *corev1.PodSpec) { s.Containers[0].SecurityContext = privileged })},
 			"privileged containers"),
 		{name: "a privileged ephemeral container", user: fedUser, op: admission.Update, resource: pods, sub: "ephemeralcontainers", kind: "Pod",

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/memberrbac"
 )
 
 // unjoinOptions are the options of `kubefed unjoin`.
@@ -25,8 +26,8 @@ func newUnjoinCommand(g *globalFlags) *cobra.Command {
 		Use:   "unjoin CLUSTER_NAME --context=FEDERATION [--cluster-context=CONTEXT]",
 		Short: "Remove a cluster from a federation",
 		Long: `Remove a cluster from a federation: the Cluster and its credentials Secret in the
-federation, and the ServiceAccount, ClusterRole, binding, token and admission
-policy in the member.
+federation, and the ServiceAccount, ClusterRoles, bindings (also those in the
+namespaces the federation created), token and admission policy in the member.
 Copies of federated objects stay in the member. When the member cannot be reached,
 the federation side is still removed and kubefed says what it could not clean.`,
 		Example: `  kubefed unjoin cluster3 --context=fed --cluster-context=cluster3`,
@@ -56,8 +57,8 @@ func (o *unjoinOptions) run(ctx context.Context, out, errOut io.Writer) error {
 
 	if err := o.removeMemberAccess(ctx); err != nil {
 		name := accessName(o.federation)
-		fmt.Fprintf(errOut, "warning: could not clean up cluster %q (remove them by hand: ServiceAccount and Secret %s/%s[-token], ClusterRole and ClusterRoleBinding %s, ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding %s): %v\n",
-			o.cluster, membercluster.SecretNamespace, name, name, name, err)
+		fmt.Fprintf(errOut, "warning: could not clean up cluster %q (remove them by hand: ServiceAccount and Secret %s/%s[-token], ClusterRole and ClusterRoleBinding %s, ClusterRole %s and the RoleBindings labelled %s=%s, ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding %s): %v\n",
+			o.cluster, membercluster.SecretNamespace, name, name, memberrbac.AccessName(o.federation), memberrbac.AccessLabel, o.federation, name, err)
 	}
 	if ref := cluster.Spec.SecretRef; ref != nil {
 		err := fed.kube.CoreV1().Secrets(membercluster.SecretNamespace).Delete(ctx, ref.Name, metav1.DeleteOptions{})
@@ -92,6 +93,7 @@ func (o *unjoinOptions) removeMemberAccess(ctx context.Context) error {
 	for _, remove := range []func() error{
 		func() error { return member.RbacV1().ClusterRoleBindings().Delete(ctx, a.Binding.Name, del) },
 		func() error { return member.RbacV1().ClusterRoles().Delete(ctx, a.Role.Name, del) },
+		func() error { return removeNamespaceRBAC(ctx, member, o.federation) },
 		func() error { return member.CoreV1().Secrets(ns).Delete(ctx, a.TokenSecret.Name, del) },
 		func() error { return member.CoreV1().ServiceAccounts(ns).Delete(ctx, a.Account.Name, del) },
 	} {

@@ -1,5 +1,5 @@
 // Package replicapreferences parses the annotations that say how the
-// replicas of a federated ReplicaSet, Deployment or Job are spread over the
+// replicas of a federated ReplicaSet, Deployment, StatefulSet or Job are spread over the
 // member clusters.
 package replicapreferences
 
@@ -29,6 +29,8 @@ const (
 	DeploymentAnnotation = federationv1beta1.DeploymentPreferencesAnnotation
 	// JobAnnotation holds the preferences of a Job (for parallelism and completions).
 	JobAnnotation = federationv1beta1.JobPreferencesAnnotation
+	// StatefulSetAnnotation holds the preferences of a StatefulSet.
+	StatefulSetAnnotation = federationv1beta1.StatefulSetPreferencesAnnotation
 )
 
 // AllClusters is the cluster name whose preferences apply to every cluster

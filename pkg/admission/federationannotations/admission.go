@@ -1,7 +1,7 @@
 // Package federationannotations is a validating admission plugin that
 // rejects federated objects whose federation annotations do not parse:
 // the cluster selector on any object, and the replica preferences on
-// ReplicaSets, Deployments and Jobs. v1 silently ignored such annotations;
+// ReplicaSets, Deployments, StatefulSets and Jobs. v1 silently ignored such annotations;
 // here the request fails with a 422 naming the annotation (and the field of
 // the preferences). The overrides annotation is checked rule by rule and
 // dry-applied to the object (overrides.go). It also keeps the
@@ -40,6 +40,7 @@ var preferencesAnnotations = map[schema.GroupResource]string{
 	{Group: "apps", Resource: "deployments"}:       replicapreferences.DeploymentAnnotation,
 	{Group: "extensions", Resource: "deployments"}: replicapreferences.DeploymentAnnotation,
 	{Group: "batch", Resource: "jobs"}:             replicapreferences.JobAnnotation,
+	{Group: "apps", Resource: "statefulsets"}:      replicapreferences.StatefulSetAnnotation,
 }
 
 // Register adds the plugin to plugins.

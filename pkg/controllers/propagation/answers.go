@@ -19,7 +19,7 @@ type writtenCopy interface {
 // generation (Kubernetes sets metadata.generation on neither): what our
 // write left is remembered by its shape, which needs the whole answer.
 // Every other type's answers are metadata only, which is cheaper to decode.
-var shapedTypes = map[string]bool{"services": true, "horizontalpodautoscalers": true}
+var shapedTypes = map[string]bool{"services": true, "horizontalpodautoscalers": true, "persistentvolumeclaims": true, "resourcequotas": true}
 
 // wholeAnswers reports whether the type's writes ask for the whole stored
 // object: its member caches hold whole objects too, whose shape a status

@@ -14,13 +14,19 @@ import (
 	"k8s.io/kubernetes/pkg/apis/batch"
 	api "k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/kubernetes/pkg/apis/networking"
+	"k8s.io/kubernetes/pkg/apis/policy"
 	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
 	"k8s.io/kubernetes/pkg/registry/apps/deployment"
 	"k8s.io/kubernetes/pkg/registry/apps/replicaset"
+	"k8s.io/kubernetes/pkg/registry/apps/statefulset"
 	"k8s.io/kubernetes/pkg/registry/autoscaling/horizontalpodautoscaler"
+	"k8s.io/kubernetes/pkg/registry/batch/cronjob"
 	"k8s.io/kubernetes/pkg/registry/batch/job"
+	"k8s.io/kubernetes/pkg/registry/core/persistentvolumeclaim"
+	"k8s.io/kubernetes/pkg/registry/core/resourcequota"
 	"k8s.io/kubernetes/pkg/registry/core/service"
 	ingressregistry "k8s.io/kubernetes/pkg/registry/networking/ingress"
+	"k8s.io/kubernetes/pkg/registry/policy/poddisruptionbudget"
 	"k8s.io/utils/ptr"
 
 	"github.com/federation-v1/federation/pkg/federatedtypes"
@@ -42,6 +48,11 @@ func TestShapedTypesAreThoseWithoutGeneration(t *testing.T) {
 		"ingresses":                {ingressregistry.Strategy, &networking.Ingress{}},
 		"jobs":                     {job.Strategy, &batch.Job{Spec: batch.JobSpec{ManualSelector: ptr.To(true)}}},
 		"horizontalpodautoscalers": {horizontalpodautoscaler.Strategy, &autoscaling.HorizontalPodAutoscaler{}},
+		"statefulsets":             {statefulset.Strategy, &apps.StatefulSet{}},
+		"cronjobs":                 {cronjob.Strategy, &batch.CronJob{}},
+		"poddisruptionbudgets":     {poddisruptionbudget.Strategy, &policy.PodDisruptionBudget{}},
+		"persistentvolumeclaims":   {persistentvolumeclaim.Strategy, &api.PersistentVolumeClaim{}},
+		"resourcequotas":           {resourcequota.Strategy, &api.ResourceQuota{}},
 	}
 	for _, typ := range federatedtypes.All {
 		if typ.MetadataOnly() {

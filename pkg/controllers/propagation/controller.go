@@ -118,6 +118,9 @@ type Controller struct {
 	// overridesTold holds, by key, what the events last said of the
 	// object's per-cluster overrides (overrides.go).
 	overridesTold sync.Map
+	// namespaceAccess holds, by cluster/namespace, the namespaces where the
+	// federation's RBAC rights were found bound (namespacerbac.go).
+	namespaceAccess sync.Map
 	// tombstones index the tombstones of deleted objects (tombstones.go);
 	// nil when they are not watched.
 	tombstones       cache.Indexer

@@ -61,6 +61,7 @@ func Desired(a *federatedtypes.Type, fed *unstructured.Unstructured, federation,
 			annotations[k] = v
 		}
 	}
+	travellingLastApplied(annotations)
 	if objUID := fed.GetUID(); objUID != "" {
 		annotations[federationv1beta1.ObjectUIDAnnotation] = string(objUID)
 	}
@@ -154,6 +155,7 @@ func withAdopted(sent *unstructured.Unstructured) (*unstructured.Unstructured, s
 	}
 	annotations[federationv1beta1.AdoptedAnnotation] = "true"
 	out.SetAnnotations(annotations)
+	unmarkCreated(out)
 	return DesiredFor(out, nil, "", nil, true)
 }
 

@@ -248,3 +248,34 @@ func TestDesiredForAJobAMemberHoldsWithoutThePodLabel(t *testing.T) {
 	assert.True(t, federatedtypes.ByName("jobs").Replicas.FixedTemplate)
 	assert.False(t, federatedtypes.ByName("deployments").Replicas.FixedTemplate)
 }
+
+// kubectl apply records the whole object, override rules included, in an
+// annotation that travels: the rules are taken out of that record too, so
+// that changing them changes no copy they leave as it was.
+func TestTheLastAppliedRecordTravelsWithoutTheRules(t *testing.T) {
+	withRules := func(rules string) *unstructured.Unstructured {
+		record := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations":{"federation.kubernetes.io/overrides":` +
+			rules + `,"note":"x"},"name":"a","namespace":"ns"},"data":{"k":"v"}}` + "\n"
+		fed := configMapObj("a")
+		fed.SetAnnotations(map[string]string{
+			federationv1beta1.OverridesAnnotation: rules,
+			"note":                                "x",
+			"kubectl.kubernetes.io/last-applied-configuration": record,
+		})
+		return fed
+	}
+	one, hashOne, err := Desired(federatedtypes.ByName("configmaps"), withRules(`"[{\"clusters\":[\"c1\"],\"labels\":{\"a\":\"1\"}}]"`), "fed", "fed-uid")
+	require.NoError(t, err)
+	_, hashTwo, err := Desired(federatedtypes.ByName("configmaps"), withRules(`"[{\"clusters\":[\"c1\"],\"labels\":{\"a\":\"2\"}}]"`), "fed", "fed-uid")
+	require.NoError(t, err)
+	assert.Equal(t, hashOne, hashTwo, "the rules changed, nothing else")
+	assert.JSONEq(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations":{"note":"x"},"name":"a","namespace":"ns"},"data":{"k":"v"}}`,
+		one.GetAnnotations()["kubectl.kubernetes.io/last-applied-configuration"])
+
+	// A record that is no JSON object travels as it is.
+	odd := configMapObj("a")
+	odd.SetAnnotations(map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "not json"})
+	d, _, err := Desired(federatedtypes.ByName("configmaps"), odd, "fed", "fed-uid")
+	require.NoError(t, err)
+	assert.Equal(t, "not json", d.GetAnnotations()["kubectl.kubernetes.io/last-applied-configuration"])
+}

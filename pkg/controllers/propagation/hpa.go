@@ -20,8 +20,9 @@ import (
 
 // hpaTargets are the kinds whose replicas a federated HPA divides.
 var hpaTargets = map[string]schema.GroupVersionResource{
-	"Deployment": federatedtypes.ByName("deployments").Resource,
-	"ReplicaSet": federatedtypes.ByName("replicasets").Resource,
+	"Deployment":  federatedtypes.ByName("deployments").Resource,
+	"ReplicaSet":  federatedtypes.ByName("replicasets").Resource,
+	"StatefulSet": federatedtypes.ByName("statefulsets").Resource,
 }
 
 // targetOf returns the federated object an HPA scales, when it is of a

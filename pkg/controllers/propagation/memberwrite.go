@@ -21,6 +21,7 @@ import (
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
 	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/memberrbac"
 )
 
 // stillWanted reports whether a task should run: its cluster is Ready and,
@@ -58,7 +59,7 @@ func (c *Controller) writeMember(ctx context.Context, cluster string, t memberwr
 	if _, ok := c.inSync(cluster, t.Fed, t.Desired, t.Hash, true); ok {
 		return nil, nil
 	}
-	return c.applyCopy(ctx, cluster, t.Fed, t.Desired, t.Hash)
+	return c.applyWithAccess(ctx, cluster, t.Fed, t.Desired, t.Hash)
 }
 
 // applyCopy makes a member hold desired: a new copy is created (which
@@ -356,8 +357,12 @@ func (c *Controller) orphanCopy(ctx context.Context, cluster string, fed *unstru
 		return err
 	}
 	c.applied.forget(cluster, key(ns, name))
+	labels := map[string]any{federationv1beta1.FederationLabel: nil, federationv1beta1.FederationUIDLabel: nil}
+	if c.typ.Resource == membercluster.NamespacesResource {
+		labels[memberrbac.CreatedByLabel] = nil // and its RBAC rights there with it
+	}
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-		"labels":      map[string]any{federationv1beta1.FederationLabel: nil, federationv1beta1.FederationUIDLabel: nil},
+		"labels":      labels,
 		"annotations": map[string]any{federationv1beta1.AppliedHashAnnotation: nil, federationv1beta1.ObjectUIDAnnotation: nil, federationv1beta1.AdoptedAnnotation: nil},
 	}})
 	_, err = res.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})

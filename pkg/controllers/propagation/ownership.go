@@ -76,7 +76,15 @@ func (c *Controller) adoptionAsked(fed *unstructured.Unstructured) bool {
 	if r := fed.GetAnnotations()[federationv1beta1.ConflictResolutionAnnotation]; r != "" {
 		return r == federationv1beta1.ConflictResolutionAdopt
 	}
-	return c.opts.DefaultConflictResolution == federationv1beta1.ConflictResolutionAdopt
+	return c.opts.DefaultConflictResolution == federationv1beta1.ConflictResolutionAdopt || c.defaultAccount(fed)
+}
+
+// defaultAccount reports whether fed is a ServiceAccount named default,
+// which every member makes in every namespace: a federated one can only
+// mean to configure the members' (imagePullSecrets), so it adopts them
+// unless it says abort, and gives them back when it is deleted.
+func (c *Controller) defaultAccount(fed *unstructured.Unstructured) bool {
+	return c.typ.Resource.GroupResource() == corev1.Resource("serviceaccounts") && fed.GetName() == memberSelf["serviceaccounts"]
 }
 
 // deletesAdopted reports whether deleting fed deletes its adopted copies
@@ -209,7 +217,7 @@ func (c *Controller) foreignObjects(ctx context.Context, cluster, namespace stri
 	var out []string
 	for _, o := range objs {
 		r := o.Resource.Resource
-		if r == "events" || memberSelf[r] == o.Name {
+		if r == "events" || memberSelf[r] == o.Name || isNamespaceAccess(&o) {
 			continue
 		}
 		if own, _ := c.ownerOf(&o); own == ownedByUs && !isAdopted(&o) {

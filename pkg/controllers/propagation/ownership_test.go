@@ -347,3 +347,38 @@ func TestTheFieldsOfOurCreateGoToOurApplies(t *testing.T) {
 	require.Len(t, entries, 1)
 	assert.Equal(t, "Apply", entries[0].(map[string]any)["operation"], "our create's entry became our apply's")
 }
+
+func TestTheMembersDefaultServiceAccountIsAdoptedUnlessTheObjectSaysAbort(t *testing.T) {
+	accounts := federatedtypes.ByName("serviceaccounts")
+	account := func(name string) *unstructured.Unstructured {
+		o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ServiceAccount",
+			"imagePullSecrets": []any{map[string]any{"name": "registry"}}}}
+		o.SetName(name)
+		o.SetNamespace("ns")
+		return o
+	}
+	t.Run("default", func(t *testing.T) {
+		members := newFakeMembers([]string{"c1"})
+		membersOwn(t, members, account("default"))
+		tc := newTestController(t, accounts, members, account("default"))
+		require.NoError(t, tc.sync(t, "ns/default"))
+		assert.Equal(t, []string{"create", "get", applyVerb}, members.memberActions("c1"), "taken over without a conflict")
+		assert.Equal(t, "true", lastApplied(t, members, "c1").GetAnnotations()[federationv1beta1.AdoptedAnnotation],
+			"adopted: deleting the federated one gives the member its own back")
+	})
+	t.Run("default with abort", func(t *testing.T) {
+		members := newFakeMembers([]string{"c1"})
+		membersOwn(t, members, account("default"))
+		fed := account("default")
+		fed.SetAnnotations(map[string]string{federationv1beta1.ConflictResolutionAnnotation: federationv1beta1.ConflictResolutionAbort})
+		tc := newTestController(t, accounts, members, fed)
+		require.ErrorContains(t, tc.sync(t, "ns/default"), "was not created by this federation")
+		assert.Equal(t, []string{"create", "get"}, members.memberActions("c1"))
+	})
+	t.Run("another account of the member's", func(t *testing.T) {
+		members := newFakeMembers([]string{"c1"})
+		membersOwn(t, members, account("builder"))
+		tc := newTestController(t, accounts, members, account("builder"))
+		require.ErrorContains(t, tc.sync(t, "ns/builder"), "was not created by this federation")
+	})
+}

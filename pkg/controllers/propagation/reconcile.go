@@ -124,11 +124,11 @@ func (c *Controller) current(key string) (*unstructured.Unstructured, error) {
 }
 
 // ensureFinalizer adds our finalizer to a Namespace when the admission
-// plugin did not, and returns the object as written; nil when our cache was
+// plugin did not, or to an object of a Finalized type, and returns the object as written; nil when our cache was
 // behind and the object is looked at again shortly. Other objects get none:
 // their deletions are recorded in tombstones (tombstones.go).
 func (c *Controller) ensureFinalizer(ctx context.Context, key string, fed *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	if c.typ.Resource != federatedtypes.Namespaces.Resource || slices.Contains(fed.GetFinalizers(), Finalizer) {
+	if (c.typ.Resource != federatedtypes.Namespaces.Resource && !c.typ.Finalized) || slices.Contains(fed.GetFinalizers(), Finalizer) {
 		return fed, nil
 	}
 	fed.SetFinalizers(append(fed.GetFinalizers(), Finalizer))
@@ -190,6 +190,9 @@ func (c *Controller) compare(fed *unstructured.Unstructured, placed map[string]b
 		}
 		if err == nil {
 			d, h, err = c.keepAdopted(cl.Name, fed, d, h)
+		}
+		if err == nil {
+			d, h, err = c.markCreated(cl.Name, fed, d, h)
 		}
 		if err != nil {
 			return out, fmt.Errorf("%s %s in cluster %s: %w", c.typ.Kind, objKey, cl.Name, err)

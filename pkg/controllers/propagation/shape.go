@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
 // shape digests a whole member object without what changes when only its
@@ -15,8 +17,10 @@ import (
 // Services and HPAs, so their resourceVersion is all that tells a change;
 // but the member writes their status (a LoadBalancer's address, an HPA's
 // current replicas) right after our first write, and that is no change of
-// what we applied. ok is false for an object with nothing but metadata (a
-// metadata-only cache's): it has no shape to compare.
+// what we applied; nor is what the member fills in, such as a claim's
+// binding (federatedtypes.WithoutMemberFilled). ok is false for an object
+// with nothing but metadata (a metadata-only cache's): it has no shape to
+// compare.
 func shape(u *unstructured.Unstructured) (digest string, ok bool) {
 	body := make(map[string]any, len(u.Object))
 	for k, v := range u.Object {
@@ -36,6 +40,7 @@ func shape(u *unstructured.Unstructured) (digest string, ok bool) {
 	if !ok {
 		return "", false
 	}
+	federatedtypes.WithoutMemberFilled(u.GroupVersionKind().GroupKind(), body)
 	// Map keys marshal sorted: the same object gives the same digest.
 	data, err := json.Marshal(body)
 	if err != nil {

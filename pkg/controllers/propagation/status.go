@@ -71,6 +71,9 @@ func (c *Controller) writeStatus(ctx context.Context, fed *unstructured.Unstruct
 	if c.typ.Settle != nil {
 		c.typ.Settle(current, status)
 	}
+	if c.typ.Complete != nil {
+		c.typ.Complete(fed, status, rolled)
+	}
 	if c.typ.Conditions {
 		conditions, _ := status["conditions"].([]any)
 		if p := propagated(current, failures, inFlight, time.Now()); p != nil {

@@ -26,6 +26,7 @@ var (
 	deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	services    = schema.GroupVersionResource{Version: "v1", Resource: "services"}
 	secrets     = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	accounts    = schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}
 	configMaps  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	three       = []string{"cluster1", "cluster2", "cluster3"}
 )

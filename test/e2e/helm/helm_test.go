@@ -156,7 +156,8 @@ spec:
 		f.mustHelm("create", filepath.Join(dir, "web"))
 		chart := filepath.Join(dir, "web")
 		appVersion := chartAppVersion(t, chart)
-		common := []string{"--kube-context=fed", "-n", "web", "--wait", "--timeout", helmTimeout.String(), "--set", "serviceAccount.create=false"}
+		// As it comes: its own ServiceAccount, which the pods run as.
+		common := []string{"--kube-context=fed", "-n", "web", "--wait", "--timeout", helmTimeout.String()}
 
 		// Each step: the members' Deployments as the release says (its
 		// replicas divided over them: each holds a copy, maybe of 0), their
@@ -174,6 +175,9 @@ spec:
 						return fmt.Errorf("%s: no copy", c)
 					}
 					n, _, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas")
+					if account, _, _ := unstructured.NestedString(obj.Object, "spec", "template", "spec", "serviceAccountName"); account != "web" {
+						return fmt.Errorf("%s: pods run as service account %q", c, account)
+					}
 					containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
 					img := ""
 					if len(containers) == 1 {
@@ -190,6 +194,12 @@ spec:
 				}
 				return nil
 			})
+			f.waitMembers(accounts, "web", "web", step+": the chart's ServiceAccount", eachMember(func(obj *unstructured.Unstructured) error {
+				if obj == nil {
+					return fmt.Errorf("no copy")
+				}
+				return nil
+			}))
 			f.waitMembers(services, "web", "web", step+": port 80 to http, the member's own cluster IP", eachMember(func(obj *unstructured.Unstructured) error {
 				if obj == nil {
 					return fmt.Errorf("no copy")
@@ -220,6 +230,7 @@ spec:
 		f.mustHelm("uninstall", "web", "--kube-context=fed", "-n", "web", "--wait", "--timeout", helmTimeout.String())
 		f.waitGone(deployments, "web", "web")
 		f.waitGone(services, "web", "web")
+		f.waitGone(accounts, "web", "web")
 		f.noReleaseInMembers("web", false)
 		assert.Empty(t, strings.TrimSpace(f.mustHelm("list", "--kube-context=fed", "-n", "web", "-q")))
 	})

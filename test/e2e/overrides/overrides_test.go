@@ -95,10 +95,9 @@ func TestOverrides(t *testing.T) {
 		f.Kubectl("label", "cluster", c, "region="+region, "--overwrite")
 	}
 	require.NoError(t, f.TryApply("apiVersion: v1\nkind: Namespace\nmetadata: {name: e2e}\n"))
-	// Created, not applied: kubectl apply's last-applied annotation, which
-	// travels, would hold the rules, and so change every copy with them.
-	_, err := u.Kubectl().RunWithInput(context.Background(), deployment(rules), "--context=fed", "create", "-f", "-")
-	require.NoError(t, err)
+	// kubectl apply records the rules in its last-applied annotation,
+	// which travels without them.
+	f.Apply(deployment(rules))
 
 	t.Run("by name, by selector, in order, image shorthand", func(t *testing.T) {
 		f := f.in(t)
@@ -137,11 +136,11 @@ func TestOverrides(t *testing.T) {
 		f.WaitEvents("web", "Restored Deployment e2e/web in cluster cluster1: it was changed there")
 	})
 
-	t.Run("a rule changed for one cluster rewrites only that cluster", func(t *testing.T) {
+	t.Run("a rule changed for one cluster by kubectl apply rewrites only that cluster", func(t *testing.T) {
 		f := f.in(t)
 		before := f.settled()
 		withArgs := strings.TrimSuffix(rules, "]") + `,{"clusters":["cluster2"],"container":"c","args":["--v=2"]}]`
-		f.Kubectl("annotate", "deploy", "web", "-n", "e2e", "--overwrite", annotation+"="+withArgs)
+		f.Apply(deployment(withArgs))
 		f.waitCopies("e2e", "web", map[string]func(*unstructured.Unstructured) error{"cluster2": copyIs(base, "", "--v=2", "")})
 		after := f.settled()
 		assert.Greater(t, after["cluster2"], before["cluster2"])

@@ -191,6 +191,88 @@ spec:
 `,
 	},
 	{
+		resource: "serviceaccounts", columns: []string{"AGE"},
+		manifest: `apiVersion: v1
+kind: ServiceAccount
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+imagePullSecrets: [{name: registry}]
+`,
+	},
+	{
+		resource: "statefulsets.apps", scalable: true, columns: []string{"READY"},
+		manifest: `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+spec:
+  replicas: 2
+  serviceName: %[1]s
+` + podTemplate,
+	},
+	{
+		resource: "cronjobs.batch", columns: []string{"SCHEDULE", "SUSPEND", "ACTIVE", "LAST SCHEDULE"},
+		manifest: `apiVersion: batch/v1
+kind: CronJob
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+spec:
+  schedule: "*/5 * * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - {name: work, image: busybox}
+`,
+	},
+	{
+		resource: "poddisruptionbudgets.policy", columns: []string{"MIN AVAILABLE", "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS"},
+		manifest: `apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: %[1]s}}
+`,
+	},
+	{
+		resource: "networkpolicies.networking.k8s.io", columns: []string{"POD-SELECTOR"},
+		manifest: `apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+spec:
+  podSelector: {matchLabels: {app: %[1]s}}
+  policyTypes: [Ingress]
+`,
+	},
+	{
+		resource: "persistentvolumeclaims", columns: []string{"STATUS", "VOLUME", "CAPACITY", "ACCESS MODES", "STORAGECLASS"},
+		manifest: `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+`,
+	},
+	{
+		resource: "limitranges", columns: []string{"CREATED AT"},
+		manifest: `apiVersion: v1
+kind: LimitRange
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+spec:
+  limits: [{type: Container, default: {cpu: 500m}}]
+`,
+	},
+	{
+		resource: "resourcequotas", columns: []string{"REQUEST", "LIMIT"},
+		manifest: `apiVersion: v1
+kind: ResourceQuota
+metadata: {name: %[1]s, namespace: %[2]s, labels: {marker: %[3]s}}
+spec:
+  hard: {pods: "10", requests.cpu: "2"}
+`,
+	},
+	{
 		resource: "clusters.federation", clusterScoped: true, columns: []string{"STATUS", "ZONES", "REGION"},
 		manifest: `apiVersion: federation/v1beta1
 kind: Cluster

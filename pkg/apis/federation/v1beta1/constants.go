@@ -59,12 +59,14 @@ const (
 	// ClusterSelectorAnnotation chooses the clusters of an object by their
 	// labels (package clusterselector).
 	ClusterSelectorAnnotation = "federation.alpha.kubernetes.io/cluster-selector"
-	// ReplicaSetPreferencesAnnotation, DeploymentPreferencesAnnotation and
-	// JobPreferencesAnnotation hold a workload's replica allocation
-	// preferences (package replicapreferences).
-	ReplicaSetPreferencesAnnotation = "federation.kubernetes.io/replica-set-preferences"
-	DeploymentPreferencesAnnotation = "federation.kubernetes.io/deployment-preferences"
-	JobPreferencesAnnotation        = "federation.kubernetes.io/job-preferences"
+	// ReplicaSetPreferencesAnnotation, DeploymentPreferencesAnnotation,
+	// JobPreferencesAnnotation and StatefulSetPreferencesAnnotation hold a
+	// workload's replica allocation preferences (package
+	// replicapreferences).
+	ReplicaSetPreferencesAnnotation  = "federation.kubernetes.io/replica-set-preferences"
+	DeploymentPreferencesAnnotation  = "federation.kubernetes.io/deployment-preferences"
+	JobPreferencesAnnotation         = "federation.kubernetes.io/job-preferences"
+	StatefulSetPreferencesAnnotation = "federation.kubernetes.io/stateful-set-preferences"
 	// OverridesAnnotation holds per-cluster overrides: an ordered list of
 	// rules that change the copy sent to the clusters they choose
 	// (package overrides). It stays at the federation.

@@ -1,0 +1,51 @@
+package app
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/federation-v1/federation/pkg/controllers/customresources"
+)
+
+// The custom resources' controllers: CRDs are propagated as one more type
+// (customresources.CRDsName); the custom resources of each CRD by a
+// propagation controller that customresources.Name starts at run time,
+// named in --controllers by the CRD's name, <plural>.<group>.
+func init() {
+	controllers[customresources.CRDsName] = propagationInit(customresources.CRDs)
+	controllers[customresources.Name] = func(_ context.Context, cc *ControllerContext) (func(context.Context) error, error) {
+		members, err := cc.members()
+		if err != nil {
+			return nil, err
+		}
+		c, err := customresources.New(cc.FedDynamic, cc.DynamicInformers.ForResource(customresources.CRDResource), members,
+			cc.Options.customResourceEnabled, cc.Recorder, cc.Options.Propagation)
+		if err != nil {
+			return nil, err
+		}
+		return c.Run, nil
+	}
+}
+
+// customResourceEnabled reports whether the propagation of a CRD's custom
+// resources runs: with customresources.Name (which '*' includes), unless
+// "-<plural>.<group>" in --controllers turns it off.
+func (o *Options) customResourceEnabled(crd string) bool {
+	return o.enabled(customresources.Name) && !slices.Contains(o.Controllers, "-"+crd)
+}
+
+// customResourceController reports whether a --controllers name is a
+// CRD's (<plural>.<group>), which cannot be checked before the CRD exists;
+// a name with a dot that is no CRD name is refused.
+func customResourceController(name string) (bool, string) {
+	if !strings.Contains(name, ".") {
+		return false, ""
+	}
+	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+		return true, msgs[0]
+	}
+	return true, ""
+}

@@ -1,0 +1,200 @@
+package customresources
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/federation-v1/federation/pkg/controllers/propagation"
+	"github.com/federation-v1/federation/pkg/queueworker"
+)
+
+// Name is the name in --controllers of the controller that runs the
+// custom resources' propagation controllers: "-customresources" turns all
+// of them off, "-<plural>.<group>" one.
+const Name = "customresources"
+
+// ReasonBadCustomResourceDefinition is the event on a federated CRD whose
+// custom resources cannot be propagated.
+const ReasonBadCustomResourceDefinition = "CustomResourcesNotPropagated"
+
+// Controller runs a propagation controller for the custom resources of
+// each CRD Established at the federation, built from the CRD (Type), and
+// stops it when the CRD goes (or changes: it then starts again).
+type Controller struct {
+	// fed reaches the federation's custom resources.
+	fed dynamic.Interface
+	// crds and synced are the federation's cache of CRDs.
+	crds   cache.GenericLister
+	synced cache.InformerSynced
+	// members are the member clusters' clients and caches.
+	members Manager
+	// enabled says whether a CRD's controller runs (--controllers).
+	enabled  func(crd string) bool
+	recorder record.EventRecorder
+	opts     propagation.Options
+	// queue holds CRD names.
+	queue workqueue.TypedRateLimitingInterface[string]
+
+	mu sync.Mutex
+	// ctx is Run's: the custom resources' controllers run within it.
+	ctx     context.Context
+	running map[string]*running
+}
+
+// running is one CRD's propagation controller.
+type running struct {
+	// uid, generation and aggregation (AggregationAnnotation) are the
+	// CRD's when it started: a change of any restarts it.
+	uid         string
+	generation  int64
+	aggregation string
+	cancel      context.CancelFunc
+	done        chan struct{}
+}
+
+// New wires the controller to the federation's informer of CRDs.
+func New(fed dynamic.Interface, crds informers.GenericInformer, members Manager, enabled func(string) bool,
+	recorder record.EventRecorder, opts propagation.Options) (*Controller, error) {
+	c := &Controller{
+		fed: fed, crds: crds.Lister(), synced: crds.Informer().HasSynced, members: members, enabled: enabled,
+		recorder: recorder, opts: opts, running: map[string]*running{},
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name}),
+	}
+	enqueue := func(obj any) {
+		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+			c.queue.Add(key)
+		}
+	}
+	if _, err := crds.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueue, UpdateFunc: func(_, obj any) { enqueue(obj) }, DeleteFunc: enqueue,
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Run starts and stops the custom resources' controllers until ctx ends,
+// then stops them all.
+func (c *Controller) Run(ctx context.Context) error {
+	defer c.queue.ShutDown()
+	logger := klog.FromContext(ctx).WithValues("controller", Name)
+	ctx = klog.NewContext(ctx, logger)
+	c.mu.Lock()
+	c.ctx = ctx
+	c.mu.Unlock()
+	if !cache.WaitForNamedCacheSync(Name, ctx.Done(), c.synced) {
+		return fmt.Errorf("%s controller: caches did not sync", Name)
+	}
+	queueworker.RunWorkers(ctx, 1, c.queue, func(ctx context.Context) {
+		queueworker.Run(ctx, c.queue, queueworker.Handlers[string]{Sync: c.Sync, What: "Starting the propagation of custom resources", KeyName: "crd"})
+	})
+	c.mu.Lock()
+	all := make([]*running, 0, len(c.running))
+	for _, r := range c.running {
+		all = append(all, r)
+	}
+	c.mu.Unlock()
+	for _, r := range all {
+		<-r.done
+	}
+	return nil
+}
+
+// Sync starts, restarts or stops the controller of one CRD's resources.
+// It runs while the CRD is being deleted, so that the custom resources
+// deleted with it let their member copies go.
+func (c *Controller) Sync(ctx context.Context, name string) error {
+	crd, err := c.get(name)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	r := c.running[name]
+	c.mu.Unlock()
+	want := crd != nil && Established(crd) && c.enabled(name)
+	if r != nil && (!want || r.uid != string(crd.UID) || r.generation != crd.Generation || r.aggregation != crd.Annotations[AggregationAnnotation]) {
+		klog.FromContext(ctx).Info("Stopping the propagation of custom resources", "crd", name)
+		r.cancel()
+		<-r.done
+		c.mu.Lock()
+		delete(c.running, name)
+		c.mu.Unlock()
+		r = nil
+	}
+	if !want || r != nil {
+		return nil
+	}
+	return c.start(ctx, crd)
+}
+
+func (c *Controller) get(name string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	obj, err := c.crds.Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("CustomResourceDefinition %s: unexpected %T in the cache", name, obj)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, crd); err != nil {
+		return nil, fmt.Errorf("CustomResourceDefinition %s: %w", name, err)
+	}
+	return crd, nil
+}
+
+// start builds and runs the propagation controller of crd's resources,
+// with its own federation informer and member caches.
+func (c *Controller) start(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
+	t, err := Type(crd)
+	if err != nil {
+		c.recorder.Eventf(crd, corev1.EventTypeWarning, ReasonBadCustomResourceDefinition, "%v", err)
+		return nil
+	}
+	c.mu.Lock()
+	parent := c.ctx
+	c.mu.Unlock()
+	informer := dynamicinformer.NewFilteredDynamicInformer(c.fed, t.Resource, metav1.NamespaceAll, 0,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil)
+	members := newMemberCaches(c.members, t.Resource, crd.Name)
+	pc, err := propagation.New(t, c.fed, informer, members, c.recorder, c.opts)
+	if err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancel(parent)
+	r := &running{uid: string(crd.UID), generation: crd.Generation, aggregation: crd.Annotations[AggregationAnnotation],
+		cancel: cancel, done: make(chan struct{})}
+	c.mu.Lock()
+	c.running[crd.Name] = r
+	c.mu.Unlock()
+	klog.FromContext(ctx).Info("Starting the propagation of custom resources", "crd", crd.Name, "resource", t.Resource.String())
+	go informer.Informer().RunWithContext(runCtx)
+	members.start(runCtx)
+	go func() {
+		defer close(r.done)
+		// Stopped before its caches synced is no failure.
+		if err := pc.Run(runCtx); err != nil && runCtx.Err() == nil {
+			klog.FromContext(runCtx).Error(err, "Propagation of custom resources stopped", "crd", crd.Name)
+		}
+	}()
+	return nil
+}

@@ -1,0 +1,146 @@
+package propagation
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clienttesting "k8s.io/client-go/testing"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
+	"github.com/federation-v1/federation/pkg/memberrbac"
+)
+
+func TestNamespaceCopiesAreMarkedCreatedOnlyWhenTheFederationCreatesThem(t *testing.T) {
+	members := newFakeMembers([]string{"c1"})
+	tc := newTestController(t, federatedtypes.Namespaces, members, namespaceObj("team"))
+	tc.Controller.members = cachedNamespaces{members}
+	fed := namespaceObj("team")
+	desired, hash, err := Desired(federatedtypes.Namespaces, fed, "fed", "fed-uid")
+	require.NoError(t, err)
+
+	marked, markedHash, err := tc.markCreated("c1", fed, desired, hash)
+	require.NoError(t, err)
+	assert.Equal(t, "fed", marked.GetLabels()[memberrbac.CreatedByLabel], "a copy not there yet is created marked")
+	assert.NotEqual(t, hash, markedHash, "the mark is part of the hash")
+	assert.NotContains(t, desired.GetLabels(), memberrbac.CreatedByLabel, "the common desired object is left as it is")
+
+	require.NoError(t, tc.sync(t, "team"))
+	created := members.cache["c1"]["team"]
+	require.NotNil(t, created)
+	assert.Equal(t, "fed", created.GetLabels()[memberrbac.CreatedByLabel])
+	_, again, err := tc.markCreated("c1", fed, desired, hash)
+	require.NoError(t, err)
+	assert.Equal(t, markedHash, again, "a copy holding the mark keeps it")
+
+	unmarked := created.DeepCopy()
+	labels := unmarked.GetLabels()
+	delete(labels, memberrbac.CreatedByLabel)
+	unmarked.SetLabels(labels)
+	members.put("c1", unmarked)
+	kept, keptHash, err := tc.markCreated("c1", fed, desired, hash)
+	require.NoError(t, err)
+	assert.NotContains(t, kept.GetLabels(), memberrbac.CreatedByLabel, "a copy there without the mark (older, or taken off) is never marked later")
+	assert.Equal(t, hash, keptHash)
+
+	members.cache["c1"] = map[string]*unstructured.Unstructured{}
+	adopted, _, err := withAdopted(marked)
+	require.NoError(t, err)
+	assert.NotContains(t, adopted.GetLabels(), memberrbac.CreatedByLabel, "an adopted namespace is the member's: never marked")
+	stillAdopted, _, err := tc.markCreated("c1", fed, adopted, "h")
+	require.NoError(t, err)
+	assert.NotContains(t, stillAdopted.GetLabels(), memberrbac.CreatedByLabel)
+}
+
+// cachedNamespaces are fakeMembers whose namespaces cache holds what is
+// put there, as the real one holds the namespaces labelled ours.
+type cachedNamespaces struct{ *fakeMembers }
+
+func (m cachedNamespaces) Get(cluster string, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, ok := m.cache[cluster][key(ns, name)]
+	return o, ok
+}
+
+func roleObj(ns, name string) *unstructured.Unstructured {
+	o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+		"rules": []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"configmaps"}, "verbs": []any{"get"}}}}}
+	o.SetNamespace(ns)
+	o.SetName(name)
+	return o
+}
+
+// memberNamespace puts a member namespace in the cache, marked as created
+// by federation by (unmarked when "").
+func memberNamespace(members *fakeMembers, cluster, name, by string) {
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace"}}
+	ns.SetName(name)
+	labels := map[string]string{federationv1beta1.FederationLabel: "fed"}
+	if by != "" {
+		labels[memberrbac.CreatedByLabel] = by
+	}
+	ns.SetLabels(labels)
+	members.put(cluster, ns)
+}
+
+func accessBinding(t *testing.T, members *fakeMembers, cluster, ns string) *rbacv1.RoleBinding {
+	t.Helper()
+	obj, err := members.clients[cluster].Tracker().Get(roleBindings, ns, memberrbac.AccessName("fed"))
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	var rb rbacv1.RoleBinding
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.(*unstructured.Unstructured).Object, &rb))
+	return &rb
+}
+
+func TestARoleBindsTheFederationInANamespaceItCreated(t *testing.T) {
+	members := newFakeMembers([]string{"c1"})
+	memberNamespace(members, "c1", "ns", "fed")
+	// The fake's create reactor answers without storing: store too, so
+	// that the binding is found again.
+	members.clients["c1"].PrependReactor("create", "rolebindings", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		obj := a.(clienttesting.CreateAction).GetObject().(*unstructured.Unstructured)
+		return true, obj, members.clients["c1"].Tracker().Create(roleBindings, obj, obj.GetNamespace())
+	})
+	tc := newTestController(t, federatedtypes.ByName("roles"), members, roleObj("ns", "r"), roleObj("ns", "s"))
+	require.NoError(t, tc.sync(t, "ns/r"))
+	rb := accessBinding(t, members, "c1", "ns")
+	require.NotNil(t, rb, "the federation's binding is made before its first Role there")
+	want := memberrbac.AccessRoleBinding("fed", "ns")
+	assert.Equal(t, want.RoleRef, rb.RoleRef)
+	assert.Equal(t, want.Subjects, rb.Subjects)
+	assert.Equal(t, "fed", rb.Labels[memberrbac.AccessLabel])
+	assert.Equal(t, []string{"get", "create", "create"}, members.memberActions("c1"), "read the binding, make it, make the Role")
+
+	members.clients["c1"].ClearActions()
+	require.NoError(t, tc.sync(t, "ns/s"))
+	assert.Equal(t, []string{"create"}, members.memberActions("c1"), "a binding found is not read again for the next Role")
+
+	// Deleted in the member: the next write refused for it puts it back.
+	require.NoError(t, members.clients["c1"].Tracker().Delete(roleBindings, "ns", want.Name))
+	refusedOnce := false
+	members.clients["c1"].PrependReactor("patch", "roles", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if refusedOnce {
+			return false, nil, nil
+		}
+		refusedOnce = true
+		return true, nil, apierrors.NewForbidden(rbacv1.Resource("roles"), "r", nil)
+	})
+	changed := roleObj("ns", "r")
+	changed.Object["rules"] = []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": []any{"get"}}}
+	require.NoError(t, tc.indexer.Update(changed))
+	require.NoError(t, tc.sync(t, "ns/r"))
+	assert.True(t, refusedOnce)
+	assert.NotNil(t, accessBinding(t, members, "c1", "ns"), "put back")
+	rules, _, _ := unstructured.NestedSlice(members.cache["c1"]["ns/r"].Object, "rules")
+	assert.Equal(t, []any{"secrets"}, rules[0].(map[string]any)["resources"], "and the Role written")
+}

@@ -1,0 +1,210 @@
+package federatedtypes
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// sumAll adds up integer status fields over the members, zeros included:
+// for status fields without omitempty, which the apiserver stores as 0.
+func sumAll(members []Member, fields ...string) map[string]any {
+	status := sumStatus(members, fields...)
+	for _, f := range fields {
+		if _, ok := status[f]; !ok {
+			status[f] = int64(0)
+		}
+	}
+	return status
+}
+
+// byCluster returns the members in cluster name order.
+func byCluster(members []Member) []Member {
+	return slices.SortedFunc(slices.Values(members), func(a, b Member) int { return strings.Compare(a.Cluster, b.Cluster) })
+}
+
+// statefulSetStatus sums a StatefulSet's replica counts. Its revisions are
+// those of the first member still rolling out (current differs from
+// update), else the first member's, so that `kubectl rollout status` waits
+// for every member's rolling update.
+func statefulSetStatus(members []Member) (map[string]any, map[string]string) {
+	status := sumAll(members, "replicas", "availableReplicas")
+	maps.Copy(status, sumStatus(members, "readyReplicas", "currentReplicas", "updatedReplicas"))
+	var current, update string
+	for i, m := range byCluster(members) {
+		c, _, _ := unstructured.NestedString(m.Object.Object, "status", "currentRevision")
+		u, _, _ := unstructured.NestedString(m.Object.Object, "status", "updateRevision")
+		if i == 0 || c != u {
+			current, update = c, u
+		}
+		if c != u {
+			break
+		}
+	}
+	if current != "" {
+		status["currentRevision"] = current
+	}
+	if update != "" {
+		status["updateRevision"] = update
+	}
+	return status, nil
+}
+
+// cronJobStatus lists every member's active Jobs (so ACTIVE counts them
+// all); lastScheduleTime and lastSuccessfulTime are the latest of any
+// member.
+func cronJobStatus(members []Member) (map[string]any, map[string]string) {
+	status := map[string]any{}
+	var active []any
+	for _, m := range byCluster(members) {
+		refs, _, _ := unstructured.NestedSlice(m.Object.Object, "status", "active")
+		active = append(active, refs...)
+	}
+	if len(active) > 0 {
+		status["active"] = active
+	}
+	for _, f := range []string{"lastScheduleTime", "lastSuccessfulTime"} {
+		if t := latest(members, f); t != "" {
+			status[f] = t
+		}
+	}
+	return status, nil
+}
+
+// latest is the latest of the members' RFC 3339 status field f, or "".
+func latest(members []Member, f string) string {
+	var out string
+	for _, m := range members {
+		if t, _, _ := unstructured.NestedString(m.Object.Object, "status", f); t > out {
+			out = t
+		}
+	}
+	return out
+}
+
+// podDisruptionBudgetStatus sums the members' healthy, desired and expected
+// pods and the disruptions they allow (each member enforces its own
+// budget on its own pods), with DisruptionAllowed True only when every
+// member's is.
+func podDisruptionBudgetStatus(members []Member) (map[string]any, map[string]string) {
+	status := sumAll(members, "currentHealthy", "desiredHealthy", "expectedPods", "disruptionsAllowed")
+	if c := memberCondition(members, "DisruptionAllowed"); c != nil {
+		status["conditions"] = []any{c}
+	}
+	return status, nil
+}
+
+// PersistentVolumeClaim phases.
+const (
+	claimBound   = "Bound"
+	claimPending = "Pending"
+	claimLost    = "Lost"
+)
+
+// claimStatus is Bound when every member's claim is (completeClaim also
+// asks every selected member to hold it), Lost when any member's is lost,
+// else Pending. A Bound claim's capacity is, per resource, the smallest of
+// the members' (what every cluster provides), its access modes the first
+// member's.
+func claimStatus(members []Member) (map[string]any, map[string]string) {
+	bound := 0
+	for _, m := range members {
+		switch p, _, _ := unstructured.NestedString(m.Object.Object, "status", "phase"); p {
+		case claimLost:
+			return map[string]any{"phase": claimLost}, nil
+		case claimBound:
+			bound++
+		}
+	}
+	if bound == 0 || bound < len(members) {
+		return map[string]any{"phase": claimPending}, nil
+	}
+	status := map[string]any{"phase": claimBound}
+	ordered := byCluster(members)
+	if modes, _, _ := unstructured.NestedStringSlice(ordered[0].Object.Object, "status", "accessModes"); len(modes) > 0 {
+		status["accessModes"] = toAny(modes)
+	}
+	capacity := map[string]resource.Quantity{}
+	for i, m := range ordered {
+		have, _, _ := unstructured.NestedStringMap(m.Object.Object, "status", "capacity")
+		for name := range capacity {
+			if _, ok := have[name]; !ok {
+				delete(capacity, name)
+			}
+		}
+		for name, v := range have {
+			q, err := resource.ParseQuantity(v)
+			if err != nil {
+				continue
+			}
+			if prev, ok := capacity[name]; i == 0 || (ok && q.Cmp(prev) < 0) {
+				capacity[name] = q
+			}
+		}
+	}
+	if len(capacity) > 0 {
+		status["capacity"] = quantities(capacity)
+	}
+	return status, nil
+}
+
+// completeClaim keeps a claim Pending until every selected member holds
+// its current version: Bound means bound everywhere it should be.
+func completeClaim(_ *unstructured.Unstructured, status map[string]any, all bool) {
+	if !all && status["phase"] == claimBound {
+		clear(status)
+		status["phase"] = claimPending
+	}
+}
+
+// resourceQuotaStatus sums what the members' quotas count as used. Each
+// member enforces the whole quota on its own: used can reach hard in
+// every cluster.
+func resourceQuotaStatus(members []Member) (map[string]any, map[string]string) {
+	used := map[string]resource.Quantity{}
+	for _, m := range members {
+		have, _, _ := unstructured.NestedStringMap(m.Object.Object, "status", "used")
+		for name, v := range have {
+			q, err := resource.ParseQuantity(v)
+			if err != nil {
+				continue
+			}
+			sum := used[name]
+			sum.Add(q)
+			used[name] = sum
+		}
+	}
+	status := map[string]any{}
+	if len(used) > 0 {
+		status["used"] = quantities(used)
+	}
+	return status, nil
+}
+
+// completeQuota reports the federated quota's own hard limits.
+func completeQuota(fed *unstructured.Unstructured, status map[string]any, _ bool) {
+	if hard, _, _ := unstructured.NestedMap(fed.Object, "spec", "hard"); len(hard) > 0 {
+		status["hard"] = hard
+	}
+}
+
+// quantities are quantities as status values, in canonical form (as the
+// apiserver stores them).
+func quantities(qs map[string]resource.Quantity) map[string]any {
+	out := make(map[string]any, len(qs))
+	for name, q := range qs {
+		out[name] = q.String()
+	}
+	return out
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}

@@ -1,0 +1,122 @@
+package federatedtypes
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func TestStatefulSetStatusSumsAndWaitsForEveryMembersRollout(t *testing.T) {
+	done := func(cluster string, replicas, ready int64) Member {
+		return withStatus(cluster, 1, nil, map[string]any{"replicas": replicas, "readyReplicas": ready, "currentReplicas": replicas,
+			"updatedReplicas": replicas, "availableReplicas": ready, "currentRevision": "web-1", "updateRevision": "web-1"})
+	}
+	members := []Member{done("c2", 1, 1), done("c1", 2, 1), done("c3", 1, 0)}
+	status, _ := statefulSetStatus(members)
+	assert.Equal(t, map[string]any{"replicas": int64(4), "readyReplicas": int64(2), "currentReplicas": int64(4), "updatedReplicas": int64(4),
+		"availableReplicas": int64(2), "currentRevision": "web-1", "updateRevision": "web-1"}, status)
+
+	rolling := done("c2", 1, 1)
+	rolling.Object.Object["status"].(map[string]any)["updateRevision"] = "web-2"
+	status, _ = statefulSetStatus([]Member{done("c1", 2, 2), rolling, done("c3", 1, 1)})
+	assert.Equal(t, "web-1", status["currentRevision"])
+	assert.Equal(t, "web-2", status["updateRevision"], "a member still rolling out keeps the revisions apart")
+
+	status, _ = statefulSetStatus(nil)
+	assert.Equal(t, map[string]any{"replicas": int64(0), "availableReplicas": int64(0)}, status,
+		"the fields without omitempty are there as the apiserver stores them")
+}
+
+func TestCronJobStatusListsEveryActiveJobAndTheLatestTimes(t *testing.T) {
+	ref := func(name string) any { return map[string]any{"kind": "Job", "namespace": "ns", "name": name} }
+	members := []Member{
+		withStatus("c2", 1, nil, map[string]any{"active": []any{ref("j-2")}, "lastScheduleTime": "2026-01-01T10:05:00Z"}),
+		withStatus("c1", 1, nil, map[string]any{"active": []any{ref("j-1")}, "lastScheduleTime": "2026-01-01T10:00:00Z",
+			"lastSuccessfulTime": "2026-01-01T09:00:00Z"}),
+		withStatus("c3", 1, nil, map[string]any{}),
+	}
+	status, _ := cronJobStatus(members)
+	assert.Equal(t, map[string]any{"active": []any{ref("j-1"), ref("j-2")},
+		"lastScheduleTime": "2026-01-01T10:05:00Z", "lastSuccessfulTime": "2026-01-01T09:00:00Z"}, status)
+
+	status, _ = cronJobStatus(nil)
+	assert.Empty(t, status)
+}
+
+func TestPodDisruptionBudgetStatus(t *testing.T) {
+	pdb := func(cluster string, healthy, allowed int64, condition string) Member {
+		return withStatus(cluster, 1, nil, map[string]any{"currentHealthy": healthy, "desiredHealthy": int64(1), "expectedPods": int64(2),
+			"disruptionsAllowed": allowed, "conditions": []any{map[string]any{"type": "DisruptionAllowed", "status": condition,
+				"reason": map[string]string{"True": "SufficientPods", "False": "InsufficientPods"}[condition], "message": "",
+				"lastTransitionTime": "2026-01-01T10:00:00Z"}}})
+	}
+	status, _ := podDisruptionBudgetStatus([]Member{pdb("c1", 2, 1, "True"), pdb("c2", 2, 1, "True")})
+	assert.Equal(t, int64(4), status["currentHealthy"])
+	assert.Equal(t, int64(2), status["desiredHealthy"])
+	assert.Equal(t, int64(4), status["expectedPods"])
+	assert.Equal(t, int64(2), status["disruptionsAllowed"])
+	require.Len(t, status["conditions"], 1)
+	c := status["conditions"].([]any)[0].(map[string]any)
+	assert.Equal(t, "True", c["status"])
+	assert.Equal(t, "SufficientPods", c["reason"])
+	assert.NotEmpty(t, c["lastTransitionTime"], "metav1.Condition requires it")
+
+	status, _ = podDisruptionBudgetStatus([]Member{pdb("c1", 2, 1, "True"), pdb("c2", 1, 0, "False")})
+	assert.Equal(t, int64(1), status["disruptionsAllowed"])
+	c = status["conditions"].([]any)[0].(map[string]any)
+	assert.Equal(t, "False", c["status"])
+	assert.Equal(t, "InsufficientPods", c["reason"])
+	assert.Contains(t, c["message"], "cluster c2")
+
+	status, _ = podDisruptionBudgetStatus(nil)
+	assert.Equal(t, map[string]any{"currentHealthy": int64(0), "desiredHealthy": int64(0), "expectedPods": int64(0), "disruptionsAllowed": int64(0)},
+		status, "the required counters are there as 0, as the apiserver stores them")
+}
+
+func claim(cluster, phase string, capacity map[string]any) Member {
+	status := map[string]any{"phase": phase}
+	if capacity != nil {
+		status["capacity"] = capacity
+		status["accessModes"] = []any{"ReadWriteOnce"}
+	}
+	return withStatus(cluster, 0, nil, status)
+}
+
+func TestClaimIsBoundOnlyWhenBoundInEveryCluster(t *testing.T) {
+	status, _ := claimStatus([]Member{claim("c2", "Bound", map[string]any{"storage": "2Gi"}), claim("c1", "Bound", map[string]any{"storage": "1Gi"})})
+	assert.Equal(t, map[string]any{"phase": "Bound", "accessModes": []any{"ReadWriteOnce"}, "capacity": map[string]any{"storage": "1Gi"}}, status,
+		"the capacity every cluster provides")
+	completeClaim(nil, status, true)
+	assert.Equal(t, "Bound", status["phase"])
+
+	completeClaim(nil, status, false)
+	assert.Equal(t, map[string]any{"phase": "Pending"}, status, "a selected cluster does not hold the claim as sent yet")
+
+	status, _ = claimStatus([]Member{claim("c1", "Bound", map[string]any{"storage": "1Gi"}), claim("c2", "Pending", nil)})
+	assert.Equal(t, map[string]any{"phase": "Pending"}, status)
+
+	status, _ = claimStatus([]Member{claim("c1", "Bound", map[string]any{"storage": "1Gi"}), claim("c2", "Lost", nil), claim("c3", "Pending", nil)})
+	assert.Equal(t, map[string]any{"phase": "Lost"}, status, "lost anywhere is lost")
+
+	status, _ = claimStatus(nil)
+	assert.Equal(t, map[string]any{"phase": "Pending"}, status)
+}
+
+func TestResourceQuotaStatusSumsUsedAndReportsTheFederatedHardLimits(t *testing.T) {
+	members := []Member{
+		withStatus("c1", 0, nil, map[string]any{"hard": map[string]any{"pods": "5"}, "used": map[string]any{"pods": "2", "requests.cpu": "500m"}}),
+		withStatus("c2", 0, nil, map[string]any{"hard": map[string]any{"pods": "5"}, "used": map[string]any{"pods": "1", "requests.cpu": "1"}}),
+		withStatus("c3", 0, nil, map[string]any{}),
+	}
+	status, _ := resourceQuotaStatus(members)
+	assert.Equal(t, map[string]any{"used": map[string]any{"pods": "3", "requests.cpu": "1500m"}}, status)
+
+	fed := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"hard": map[string]any{"pods": "5", "requests.cpu": "2"}}}}
+	completeQuota(fed, status, false)
+	assert.Equal(t, map[string]any{"pods": "5", "requests.cpu": "2"}, status["hard"], "the federated object's own limits")
+
+	status, _ = resourceQuotaStatus(nil)
+	assert.Empty(t, status)
+}

@@ -1,0 +1,193 @@
+package crds_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+
+	"github.com/federation-v1/federation/test/fedenv"
+	"github.com/federation-v1/federation/test/memberenv"
+)
+
+const clusterStatusAnnotation = "federation.kubernetes.io/cluster-status"
+
+func TestCustomResources(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts member clusters")
+	}
+	u := fedenv.NewUser(t, binDir)
+	env := fedenv.WithMembers(t, u, memberenv.DefaultClusters(3, 1))
+	u.InitFederation("fed")
+	three := []string{"cluster1", "cluster2", "cluster3"}
+	clients := env.Clients(func(cfg *rest.Config) { cfg.QPS, cfg.Burst = 50, 100 })
+	f := &fixture{Fixture: fedenv.NewFixture(t, u, clients, "fed", converge), fed: federationClient(t, u, "fed")}
+
+	// cluster3 has a CRD of its own of a name the federation will use.
+	_, err := u.Kubectl().RunWithInput(context.Background(), gadgetCRD("own"), "--context=cluster3", "apply", "-f", "-")
+	require.NoError(t, err)
+
+	want := map[string]string{}
+	for _, c := range three {
+		u.MustKubefed("join", c, "--context=fed", "--custom-resource-groups=certs.example.com")
+		want[c] = "Ready"
+	}
+	u.WaitClusterStatus("fed", 2*time.Minute, want)
+	for _, c := range []string{"cluster1", "cluster2"} {
+		f.Kubectl("label", "cluster", c, "certs=yes")
+	}
+	f.Apply(certificateCRD)
+	f.Apply(widgetCRD)
+	f.Kubectl("wait", "--for=condition=Established", "crd/certificates.certs.example.com", "crd/widgets.certs.example.com", "--timeout=30s")
+	f.Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: e2e}\n")
+
+	t.Run("served at the federation", func(t *testing.T) {
+		f := f.in(t)
+		assert.Contains(t, f.Kubectl("api-resources", "--api-group=certs.example.com"), "certificates")
+		assert.Contains(t, f.Kubectl("explain", "certificates.spec.secretName"), "The Secret the certificate is written to.")
+	})
+
+	t.Run("CRDs are Established in every member", func(t *testing.T) {
+		f := f.in(t)
+		f.WaitIn(three, crds, "", "certificates.certs.example.com", established)
+		f.WaitIn(three, crds, "", "widgets.certs.example.com", established)
+	})
+
+	f.Apply(certificate("web", `[{"key":"certs","operator":"in","values":["yes"]}]`))
+
+	t.Run("a custom resource goes to the selected members", func(t *testing.T) {
+		f := f.in(t)
+		f.WaitIn([]string{"cluster1", "cluster2"}, certificates, "e2e", "web", func(o *unstructured.Unstructured) error {
+			if name, _, _ := unstructured.NestedString(o.Object, "spec", "secretName"); name != "web-tls" {
+				return fmt.Errorf("spec.secretName %q", name)
+			}
+			return nil
+		})
+		obj, err := f.MemberObject(context.Background(), "cluster3", certificates, "e2e", "web")
+		require.NoError(t, err)
+		assert.Nil(t, obj, "cluster3 is not selected")
+	})
+
+	t.Run("status comes back per cluster and aggregated", func(t *testing.T) {
+		f := f.in(t)
+		f.setStatus("cluster1", certificates, "web", readyStatus("True"))
+		f.setStatus("cluster2", certificates, "web", readyStatus("False"))
+		f.waitFederated(certificates, "web", readyIs("False", "not ready in cluster2"))
+		byCluster := map[string]map[string]any{}
+		obj, err := f.fed.Resource(certificates).Namespace("e2e").Get(context.Background(), "web", metav1.GetOptions{})
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal([]byte(obj.GetAnnotations()[clusterStatusAnnotation]), &byCluster))
+		assert.ElementsMatch(t, []string{"cluster1", "cluster2"}, keys(byCluster))
+
+		f.setStatus("cluster2", certificates, "web", readyStatus("True"))
+		f.waitFederated(certificates, "web", readyIs("True", ""))
+		assert.Regexp(t, `web\s+True`, f.Kubectl("get", "certificates", "-n", "e2e"), "kubectl's printer column reads the aggregated condition")
+	})
+
+	t.Run("an aggregation rule sums readyReplicas", func(t *testing.T) {
+		f := f.in(t)
+		f.Apply(widget("w"))
+		f.WaitIn(three, widgets, "e2e", "w", nil)
+		for i, c := range three {
+			f.setStatus(c, widgets, "w", map[string]any{"readyReplicas": int64(i + 1)})
+		}
+		f.waitFederated(widgets, "w", func(o *unstructured.Unstructured) error {
+			if n, _, _ := unstructured.NestedInt64(o.Object, "status", "readyReplicas"); n != 6 {
+				return fmt.Errorf("status.readyReplicas %d, want 6", n)
+			}
+			return nil
+		})
+	})
+
+	t.Run("drift is repaired", func(t *testing.T) {
+		f := f.in(t)
+		_, err := f.Member("cluster1").Resource(certificates).Namespace("e2e").Patch(context.Background(), "web", types.MergePatchType,
+			[]byte(`{"spec":{"secretName":"by-hand"}}`), metav1.PatchOptions{FieldManager: "someone"})
+		require.NoError(t, err)
+		f.WaitIn([]string{"cluster1"}, certificates, "e2e", "web", func(o *unstructured.Unstructured) error {
+			if name, _, _ := unstructured.NestedString(o.Object, "spec", "secretName"); name != "web-tls" {
+				return fmt.Errorf("spec.secretName %q", name)
+			}
+			return nil
+		})
+	})
+
+	t.Run("a custom resource deleted at the federation goes from every member", func(t *testing.T) {
+		f := f.in(t)
+		f.Kubectl("delete", "certificate", "web", "-n", "e2e", "--timeout=60s")
+		f.WaitAbsent(three, certificates, "e2e", "web")
+	})
+
+	t.Run("a member's own CRD of the same name is left alone", func(t *testing.T) {
+		f := f.in(t)
+		f.Apply(gadgetCRD("v1"))
+		f.WaitIn([]string{"cluster1", "cluster2"}, crds, "", "gadgets.certs.example.com", established)
+		f.WaitEvents("gadgets.certs.example.com", "ConflictInCluster")
+		own, err := f.MemberObject(context.Background(), "cluster3", crds, "", "gadgets.certs.example.com")
+		require.NoError(t, err)
+		require.NotNil(t, own)
+		assert.Empty(t, own.GetLabels(), "not labelled as the federation's")
+		versions, _, _ := unstructured.NestedSlice(own.Object, "spec", "versions")
+		assert.Equal(t, "own", versions[0].(map[string]any)["name"])
+
+		f.Kubectl("delete", "crd", "gadgets.certs.example.com", "--timeout=60s")
+		f.WaitAbsent([]string{"cluster1", "cluster2"}, crds, "", "gadgets.certs.example.com")
+		own, err = f.MemberObject(context.Background(), "cluster3", crds, "", "gadgets.certs.example.com")
+		require.NoError(t, err)
+		assert.NotNil(t, own, "cluster3's own CRD stays")
+	})
+
+	t.Run("--controllers turns one custom resource's propagation off", func(t *testing.T) {
+		f := f.in(t)
+		u.RestartControllerManager("fed", "--controllers=*,-widgets.certs.example.com")
+		f.Apply(widget("disabled"))
+		// What still runs shows the restarted manager at work.
+		f.Apply(certificate("kept-on", `[{"key":"certs","operator":"in","values":["yes"]}]`))
+		f.WaitIn([]string{"cluster1", "cluster2"}, certificates, "e2e", "kept-on", nil)
+		for _, c := range three {
+			obj, err := f.MemberObject(context.Background(), c, widgets, "e2e", "disabled")
+			require.NoError(t, err)
+			assert.Nil(t, obj, "no widget propagated to %s", c)
+		}
+	})
+
+	t.Run("the federated CRD deleted goes from the members", func(t *testing.T) {
+		f := f.in(t)
+		f.Kubectl("delete", "crd", "certificates.certs.example.com", "--timeout=90s")
+		f.WaitAbsent(three, crds, "", "certificates.certs.example.com")
+	})
+}
+
+// readyIs checks the federated object's Ready condition.
+func readyIs(status, message string) func(*unstructured.Unstructured) error {
+	return func(o *unstructured.Unstructured) error {
+		conditions, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
+		for _, c := range conditions {
+			m := c.(map[string]any)
+			if m["type"] != "Ready" {
+				continue
+			}
+			if m["status"] != status || (message != "" && m["message"] != message) {
+				return fmt.Errorf("Ready %v: %v", m["status"], m["message"])
+			}
+			return nil
+		}
+		return fmt.Errorf("no Ready condition in %v", conditions)
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

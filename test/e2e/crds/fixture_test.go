@@ -1,0 +1,207 @@
+package crds_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/federation-v1/federation/pkg/poll"
+	"github.com/federation-v1/federation/test/fedenv"
+)
+
+// converge bounds how long propagation may take in these tests.
+const converge = 60 * time.Second
+
+var (
+	crds         = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	certificates = schema.GroupVersionResource{Group: "certs.example.com", Version: "v1", Resource: "certificates"}
+	widgets      = schema.GroupVersionResource{Group: "certs.example.com", Version: "v1", Resource: "widgets"}
+)
+
+// certificateCRD is a cert-manager-like CRD: namespaced, with a status
+// subresource whose conditions say Ready.
+const certificateCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: certificates.certs.example.com
+spec:
+  group: certs.example.com
+  scope: Namespaced
+  names: {plural: certificates, singular: certificate, kind: Certificate, shortNames: [cert]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    additionalPrinterColumns:
+    - {name: Ready, type: string, jsonPath: ".status.conditions[?(@.type==\"Ready\")].status"}
+    schema:
+      openAPIV3Schema:
+        type: object
+        description: A Certificate asks for a signed certificate.
+        properties:
+          spec:
+            type: object
+            description: What the certificate is for.
+            properties:
+              secretName: {type: string, description: The Secret the certificate is written to.}
+              dnsNames: {type: array, items: {type: string}}
+          status:
+            type: object
+            properties:
+              conditions:
+                type: array
+                items:
+                  type: object
+                  properties:
+                    type: {type: string}
+                    status: {type: string}
+                    reason: {type: string}
+                    message: {type: string}
+                    lastTransitionTime: {type: string, format: date-time}
+`
+
+// widgetCRD is Deployment-like: its members' readyReplicas are summed.
+const widgetCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.certs.example.com
+  annotations:
+    federation.kubernetes.io/status-aggregation: '{"readyReplicas":"sum"}'
+spec:
+  group: certs.example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              replicas: {type: integer}
+          status:
+            type: object
+            properties:
+              readyReplicas: {type: integer}
+`
+
+// gadgetCRD is the CRD cluster3 already has of its own (version "own"),
+// and the federation gets too (version v1).
+func gadgetCRD(version string) string {
+	return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.certs.example.com
+spec:
+  group: certs.example.com
+  scope: Cluster
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  versions:
+  - name: %s
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`, version)
+}
+
+func certificate(name, selector string) string {
+	return fmt.Sprintf(`apiVersion: certs.example.com/v1
+kind: Certificate
+metadata:
+  name: %s
+  namespace: e2e
+  annotations:
+    federation.alpha.kubernetes.io/cluster-selector: '%s'
+spec:
+  secretName: %s-tls
+  dnsNames: [%s.example.com]
+`, name, selector, name, name)
+}
+
+func widget(name string) string {
+	return fmt.Sprintf("apiVersion: certs.example.com/v1\nkind: Widget\nmetadata: {name: %s, namespace: e2e}\nspec: {replicas: 2}\n", name)
+}
+
+// fixture is the federation "fed" with its members.
+type fixture struct {
+	fedenv.Fixture
+	// fed reaches the federation as the user.
+	fed dynamic.Interface
+}
+
+// federationClient is the user's dynamic client of the federation context.
+func federationClient(t *testing.T, u *fedenv.User, context string) dynamic.Interface {
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: u.Kubeconfig}, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+	require.NoError(t, err)
+	client, err := dynamic.NewForConfig(cfg)
+	require.NoError(t, err)
+	return client
+}
+
+func (f *fixture) in(t *testing.T) *fixture {
+	c := *f
+	c.T = t
+	return &c
+}
+
+// established checks that a member's CRD is Established.
+func established(obj *unstructured.Unstructured) error {
+	conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conditions {
+		if m, ok := c.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
+			return nil
+		}
+	}
+	return fmt.Errorf("not Established")
+}
+
+// setStatus writes the status of a member's copy, as the resource's own
+// controller in that member would.
+func (f *fixture) setStatus(cluster string, gvr schema.GroupVersionResource, name string, status map[string]any) {
+	f.T.Helper()
+	require.NoError(f.T, poll.Until(context.Background(), converge, "the status of "+name+" in "+cluster, func(ctx context.Context) error {
+		client := f.Member(cluster).Resource(gvr).Namespace("e2e")
+		obj, err := client.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		obj.Object["status"] = status
+		_, err = client.UpdateStatus(ctx, obj, metav1.UpdateOptions{})
+		return err
+	}))
+}
+
+// readyStatus is a status whose Ready condition is status.
+func readyStatus(status string) map[string]any {
+	return map[string]any{"conditions": []any{map[string]any{
+		"type": "Ready", "status": status, "reason": "Issued", "message": "by the test", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
+	}}}
+}
+
+// waitFederated waits until check accepts the federated object.
+func (f *fixture) waitFederated(gvr schema.GroupVersionResource, name string, check func(*unstructured.Unstructured) error) {
+	f.T.Helper()
+	require.NoError(f.T, poll.Until(context.Background(), converge, "the federated "+gvr.Resource+" "+name, func(ctx context.Context) error {
+		obj, err := f.fed.Resource(gvr).Namespace("e2e").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		return check(obj)
+	}))
+}
