@@ -69,7 +69,7 @@ func jobStatus(members []Member) (map[string]any, map[string]string) {
 			start = s
 		}
 		c, _, _ := unstructured.NestedString(m.Object.Object, "status", "completionTime")
-		if c == "" || conditionOf(m.Object, "Complete")["status"] != "True" {
+		if c == "" || ConditionOf(m.Object, "Complete")["status"] != "True" {
 			complete = false
 		} else if c > end {
 			end = c
@@ -116,8 +116,8 @@ func settleJob(current, status map[string]any) {
 	}
 }
 
-// conditionOf returns a member copy's condition of type t, or nil.
-func conditionOf(obj *unstructured.Unstructured, t string) map[string]any {
+// ConditionOf returns a member copy's condition of type t, or nil.
+func ConditionOf(obj *unstructured.Unstructured, t string) map[string]any {
 	conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	for _, c := range conditions {
 		if m, ok := c.(map[string]any); ok && m["type"] == t {
@@ -143,7 +143,7 @@ func memberCondition(members []Member, t string) map[string]any {
 		clusters = slices.SortedFunc(slices.Values(members), func(a, b Member) int { return strings.Compare(a.Cluster, b.Cluster) })
 	)
 	for _, m := range clusters {
-		c := conditionOf(m.Object, t)
+		c := ConditionOf(m.Object, t)
 		if c == nil {
 			continue
 		}

@@ -85,7 +85,7 @@ func readyOf(members []federatedtypes.Member) map[string]any {
 	var latest string
 	seen := false
 	for _, m := range members {
-		c := condition(m.Object, ReadyCondition)
+		c := federatedtypes.ConditionOf(m.Object, ReadyCondition)
 		if c == nil {
 			notReady = append(notReady, m.Cluster)
 			continue
@@ -112,17 +112,6 @@ func readyOf(members []federatedtypes.Member) map[string]any {
 		ready["lastTransitionTime"] = latest
 	}
 	return ready
-}
-
-// condition returns the status condition of type t of obj, or nil.
-func condition(obj *unstructured.Unstructured, t string) map[string]any {
-	conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-	for _, e := range conditions {
-		if c, ok := e.(map[string]any); ok && c["type"] == t {
-			return c
-		}
-	}
-	return nil
 }
 
 // aggregate applies a rule to the members' status; false when no member

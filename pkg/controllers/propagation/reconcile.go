@@ -124,9 +124,10 @@ func (c *Controller) current(key string) (*unstructured.Unstructured, error) {
 }
 
 // ensureFinalizer adds our finalizer to a Namespace when the admission
-// plugin did not, or to an object of a Finalized type, and returns the object as written; nil when our cache was
-// behind and the object is looked at again shortly. Other objects get none:
-// their deletions are recorded in tombstones (tombstones.go).
+// plugin did not, or to an object of a Finalized type, and returns the
+// object as written; nil when our cache was behind and the object is looked
+// at again shortly. Other objects get none: their deletions are recorded in
+// tombstones (tombstones.go).
 func (c *Controller) ensureFinalizer(ctx context.Context, key string, fed *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	if (c.typ.Resource != federatedtypes.Namespaces.Resource && !c.typ.Finalized) || slices.Contains(fed.GetFinalizers(), Finalizer) {
 		return fed, nil
