@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -80,12 +81,21 @@ func TestCustomResources(t *testing.T) {
 		f := f.in(t)
 		f.setStatus("cluster1", certificates, "web", readyStatus("True"))
 		f.setStatus("cluster2", certificates, "web", readyStatus("False"))
-		f.waitFederated(certificates, "web", readyIs("False", "not ready in cluster2"))
-		byCluster := map[string]map[string]any{}
-		obj, err := f.fed.Resource(certificates).Namespace("e2e").Get(context.Background(), "web", metav1.GetOptions{})
-		require.NoError(t, err)
-		require.NoError(t, json.Unmarshal([]byte(obj.GetAnnotations()[clusterStatusAnnotation]), &byCluster))
-		assert.ElementsMatch(t, []string{"cluster1", "cluster2"}, keys(byCluster))
+		// A member with no status yet is "not ready" too: the annotation is
+		// waited for with both clusters' statuses in it.
+		f.waitFederated(certificates, "web", func(obj *unstructured.Unstructured) error {
+			if err := readyIs("False", "not ready in cluster2")(obj); err != nil {
+				return err
+			}
+			byCluster := map[string]map[string]any{}
+			if err := json.Unmarshal([]byte(obj.GetAnnotations()[clusterStatusAnnotation]), &byCluster); err != nil {
+				return fmt.Errorf("annotation %s: %w", clusterStatusAnnotation, err)
+			}
+			if got := keys(byCluster); !assert.ObjectsAreEqual([]string{"cluster1", "cluster2"}, sorted(got)) {
+				return fmt.Errorf("annotation %s holds the statuses of %v", clusterStatusAnnotation, got)
+			}
+			return nil
+		})
 
 		f.setStatus("cluster2", certificates, "web", readyStatus("True"))
 		f.waitFederated(certificates, "web", readyIs("True", ""))
@@ -182,6 +192,11 @@ func readyIs(status, message string) func(*unstructured.Unstructured) error {
 		}
 		return fmt.Errorf("no Ready condition in %v", conditions)
 	}
+}
+
+func sorted(s []string) []string {
+	slices.Sort(s)
+	return s
 }
 
 func keys[V any](m map[string]V) []string {
