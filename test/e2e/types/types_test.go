@@ -139,6 +139,28 @@ imagePullSecrets: [{name: registry}]
 
 func statefulSetSteps(f *fixture) {
 	t := f.T
+	// A tenant's bad preferences are refused at admission (422 naming the
+	// annotation), never stored to be divided by.
+	err := f.TryApply(`apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: bad
+  namespace: e2e
+  annotations:
+    federation.kubernetes.io/stateful-set-preferences: '{"clusters":{"*":{"weight":-1}}}'
+spec:
+  replicas: 1
+  serviceName: bad
+  selector: {matchLabels: {app: bad}}
+  template:
+    metadata: {labels: {app: bad}}
+    spec: {containers: [{name: c, image: registry.k8s.io/pause:3.10}]}
+`)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `is invalid: metadata.annotations[federation.kubernetes.io/stateful-set-preferences]`)
+	out, err := f.User.Kubectl().Run(context.Background(), "--context=fed", "-n", "e2e", "get", "statefulset", "bad", "--ignore-not-found", "-o", "name")
+	require.NoError(t, err)
+	assert.Empty(t, strings.TrimSpace(out), "nothing stored")
 	f.Apply(`apiVersion: apps/v1
 kind: StatefulSet
 metadata:
