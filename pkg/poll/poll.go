@@ -34,14 +34,20 @@ func UntilEvery(ctx context.Context, timeout, interval time.Duration, what strin
 	defer cancel()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	var last error
 	for {
-		last := check(ctx)
-		if last == nil {
+		err := check(ctx)
+		if err == nil {
 			return nil
 		}
 		var a abort
-		if errors.As(last, &a) {
+		if errors.As(err, &a) {
 			return fmt.Errorf("waiting for %s: %w", what, a.error)
+		}
+		// An attempt cut short by the deadline says less than the one
+		// before it: report the last that ran to its end.
+		if ctx.Err() == nil || last == nil {
+			last = err
 		}
 		select {
 		case <-ctx.Done():

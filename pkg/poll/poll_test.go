@@ -31,6 +31,18 @@ func TestUntil(t *testing.T) {
 		assert.Contains(t, err.Error(), "waiting for the moon")
 		assert.Contains(t, err.Error(), "still night")
 	})
+	t.Run("an attempt cut short by the deadline does not hide the one before it", func(t *testing.T) {
+		err := Until(context.Background(), 3*Interval, "a slow command", func(ctx context.Context) error {
+			if _, cut := ctx.Deadline(); cut && time.Until(mustDeadline(ctx)) > Interval/2 {
+				return errors.New("it is 10 3")
+			}
+			<-ctx.Done()
+			return ctx.Err()
+		})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "it is 10 3")
+		assert.NotContains(t, err.Error(), "deadline exceeded")
+	})
 	t.Run("gives up at once on Abort", func(t *testing.T) {
 		calls := 0
 		start := time.Now()
@@ -42,4 +54,9 @@ func TestUntil(t *testing.T) {
 		assert.Equal(t, 1, calls)
 		assert.Less(t, time.Since(start), time.Second)
 	})
+}
+
+func mustDeadline(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
 }

@@ -45,6 +45,11 @@ func (e *Environment) args(m *Member, component string) []string {
 			"--service-account-private-key-file="+e.PKI.ServiceAccountKey,
 			"--root-ca-file="+e.PKI.CACert,
 			"--cluster-name="+m.Spec.Name,
+			// A quota created just after an object it counts can miss it
+			// (creations are charged by admission, which needs the quota's
+			// first count) until the next full recount: 5 min by default,
+			// longer than any test waits for a member's usage.
+			"--resource-quota-sync-period=10s",
 		)
 	case KubeScheduler:
 		return append(e.componentServing(m, component), "--cert-dir="+m.path("scheduler-certs"))
