@@ -11,7 +11,7 @@ DEMO_DIR  ?= $(CURDIR)/.run/demo
 # The e2e suites start real clusters: keep one package at a time on small machines.
 TEST_FLAGS ?= -count=1 -p 1 -timeout 50m
 
-.PHONY: help build image release tools test test-unit conformance faults lint manifests bench bench-apiserver bench-dns run stop up down demo demo-down clean distclean
+.PHONY: help build image release tools test test-unit conformance faults lint manifests bench bench-karmada bench-apiserver bench-dns run stop up down demo demo-down clean distclean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -57,16 +57,41 @@ faults: tools ## the fault matrix (docs/reliability.md): an HA federation, 3 mem
 	$(GO) test -count=1 -timeout 30m -v -run '^TestFaultMatrix$$' ./test/e2e/faults/
 
 # make bench: member cluster counts, one federation each (1,3,6,10), and the
-# scenarios (burst,delete,steady,deployments).
+# scenarios (burst,delete,steady,deployments; scale only when named: the
+# object-count axis, SCALE_OBJECTS federated objects over 3 members whatever
+# CLUSTERS says).
 CLUSTERS  ?= 1,3
 SCENARIOS ?= burst,delete,steady,deployments
 STEADY    ?= 60s
 # Rounds of burst and delete (reference then federation each time): medians.
 ROUNDS    ?= 3
+SCALE_OBJECTS ?= 10000,50000
 
 bench: tools ## propagation to CLUSTERS=1,3 members against writing straight to them; table + .run/bench/propagation.json
 	$(GO) test ./test/benchmark/propagation -run '^$$' -bench . -benchtime 1x -timeout 0 \
-	  -args -clusters=$(CLUSTERS) -scenarios=$(SCENARIOS) -steady-duration=$(STEADY) -rounds=$(ROUNDS) -out=$(CURDIR)/.run/bench/propagation.json
+	  -args -clusters=$(CLUSTERS) -scenarios=$(SCENARIOS) -steady-duration=$(STEADY) -rounds=$(ROUNDS) -scale-objects=$(SCALE_OBJECTS) -out=$(CURDIR)/.run/bench/propagation.json
+
+# make bench-karmada: the federation and Karmada side by side on the same 3
+# members (docs/performance.md, "Karmada side by side"). Nothing of Karmada is
+# in this repository: check out its source (KARMADA_SRC: its CRDs and webhook
+# configurations are read from there) and build its programs into KARMADA_BIN.
+KARMADA_SCENARIOS ?= burst,steady,deployments,cost
+KARMADA_OBJECTS   ?= 10000
+# Extra flags of karmada-controller-manager and karmada-scheduler (e.g.
+# --kube-api-qps=400); none by default.
+KARMADA_CM_FLAGS    ?=
+KARMADA_SCHED_FLAGS ?=
+
+# Without KARMADA_BIN and KARMADA_SRC it says what to build before building the tools.
+bench-karmada: $(if $(and $(KARMADA_BIN),$(KARMADA_SRC)),tools) ## the federation against Karmada on 3 members (KARMADA_BIN=... KARMADA_SRC=...); table + .run/bench/karmada.json
+	@if [ -z "$(KARMADA_BIN)" ] || [ -z "$(KARMADA_SRC)" ]; then \
+	  echo "bench-karmada: set KARMADA_SRC to a Karmada checkout (v1.18.2) and KARMADA_BIN to a folder with its programs"; \
+	  echo "  aggregated-apiserver, controller-manager, scheduler and webhook, built from that checkout (docs/performance.md)"; \
+	  exit 2; fi
+	$(GO) test ./test/benchmark/propagation -run '^$$' -bench '^BenchmarkKarmada$$' -benchtime 1x -timeout 0 \
+	  -args -karmada-bin=$(abspath $(KARMADA_BIN)) -karmada-src=$(abspath $(KARMADA_SRC)) -karmada-scenarios=$(KARMADA_SCENARIOS) \
+	  -karmada-cost-objects=$(KARMADA_OBJECTS) -karmada-controller-manager-flags="$(KARMADA_CM_FLAGS)" -karmada-scheduler-flags="$(KARMADA_SCHED_FLAGS)" \
+	  -steady-duration=$(STEADY) -out=$(CURDIR)/.run/bench/karmada.json
 
 bench-apiserver: tools ## federation-apiserver against kube-apiserver: throughput, p50/p99 and ratios
 	$(GO) test ./test/benchmark/apiserver -run '^$$' -bench . -benchtime 1x

@@ -125,6 +125,9 @@ type Controller struct {
 	// nil when they are not watched.
 	tombstones       cache.Indexer
 	tombstonesSynced cache.InformerSynced
+	// initial tells when every object found at start was reconciled
+	// (initial.go).
+	initial *initialSync
 	// started is when Run started: a deletion waits for clusters that are
 	// away from no earlier than that.
 	started time.Time
@@ -172,6 +175,7 @@ func newController(t *federatedtypes.Type, fed dynamic.Interface, lister cache.G
 		opts:     opts,
 		applied:  newAppliedCopies(),
 		changes:  newChangeTimes(t.Name),
+		initial:  newInitialSync(t.Name),
 		never:    neverPropagatedSet(opts.NeverPropagatedNamespaces),
 	}
 	c.writes = c.memberQueues()
@@ -241,6 +245,21 @@ func (c *Controller) ClustersChanged() {
 	c.enqueueAll("")
 }
 
+// cachedKeys are the keys of the federated objects in the cache.
+func (c *Controller) cachedKeys() []string {
+	list, err := c.lister.List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for _, o := range list {
+		if key, err := cache.MetaNamespaceKeyFunc(o); err == nil {
+			out = append(out, key)
+		}
+	}
+	return out
+}
+
 func (c *Controller) enqueueAll(namespace string) {
 	list, err := c.lister.List(labels.Everything())
 	if namespace != "" {
@@ -271,6 +290,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	if !cache.WaitForNamedCacheSync(c.typ.Name, ctx.Done(), synced...) {
 		return fmt.Errorf("%s controller: caches did not sync", c.typ.Name)
 	}
+	c.initial.start(c.cachedKeys())
 	c.writes.Run(ctx)
 	var strays sync.WaitGroup
 	strays.Go(func() { c.countStrays(ctx) })
@@ -284,7 +304,7 @@ func (c *Controller) Run(ctx context.Context) error {
 
 func (c *Controller) worker(ctx context.Context) {
 	queueworker.Run(ctx, c.queue, queueworker.Handlers[string]{
-		Sync: c.Sync, What: "Syncing a federated " + c.typ.Kind, KeyName: "key",
+		Sync: c.Sync, What: "Syncing a federated " + c.typ.Kind, KeyName: "key", Succeeded: c.reconciled,
 		Failed: func(string, error) { syncMetrics.errors.WithLabelValues(c.typ.Name, "").Inc() },
 	})
 }

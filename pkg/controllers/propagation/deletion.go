@@ -84,7 +84,7 @@ func (c *Controller) release(fed *unstructured.Unstructured, waitUnusable bool) 
 	if !Orphaned(fed) && waitUnusable {
 		if wait, err := c.waitForUnusable(fed, usable); err != nil || wait > 0 {
 			if wait > 0 {
-				c.queue.AddAfter(objKey, wait)
+				c.recheck(objKey, wait)
 			}
 			return false, err
 		}

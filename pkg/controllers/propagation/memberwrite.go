@@ -392,6 +392,7 @@ func (c *Controller) memberWritten(d memberwrites.Done) {
 	}
 	if d.AllWritten {
 		c.changes.propagated(d.ObjKey)
+		c.initial.settled(d.ObjKey)
 	}
 	switch {
 	case d.Settled && (d.Err != nil || d.HadFailure || d.StatusBehind || d.Task.Action.Releases()):

@@ -12,6 +12,8 @@ type metricsSet struct {
 	writes  *metrics.CounterVec
 	errors  *metrics.CounterVec
 	latency *metrics.HistogramVec
+	// initialPending counts down the objects found at start (initial.go).
+	initialPending *metrics.GaugeVec
 }
 
 var syncMetrics = newMetrics()
@@ -34,7 +36,13 @@ func newMetrics() *metricsSet {
 			Buckets:        []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"type"}),
+		initialPending: metrics.NewGaugeVec(&metrics.GaugeOpts{
+			Namespace: "federation", Subsystem: "sync", Name: "initial_pending",
+			Help: "Federated objects found when the controller started whose reconcile has not yet ended with every copy " +
+				"found in sync or written; 0 once every copy was verified after a start.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"type"}),
 	}
-	legacyregistry.MustRegister(m.writes, m.errors, m.latency)
+	legacyregistry.MustRegister(m.writes, m.errors, m.latency, m.initialPending)
 	return m
 }

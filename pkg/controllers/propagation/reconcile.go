@@ -137,7 +137,7 @@ func (c *Controller) ensureFinalizer(ctx context.Context, key string, fed *unstr
 	if apierrors.IsConflict(err) {
 		// Our cache is behind (often: the finalizer is already there):
 		// look again shortly, without the error backoff.
-		c.queue.AddAfter(key, staleRetry)
+		c.recheck(key, staleRetry)
 		return nil, nil
 	}
 	if err != nil {

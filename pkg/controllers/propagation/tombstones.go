@@ -192,13 +192,13 @@ func (c *Controller) syncTombstones(ctx context.Context, objKey string) (bool, e
 // tombstone was written. Before, the object is looked at again then.
 func (c *Controller) deletionFailed(ctx context.Context, objKey string, g buried) (bool, error) {
 	if age := time.Since(g.record.Deleted); age < tombstoneGrace {
-		c.queue.AddAfter(objKey, tombstoneGrace-age)
+		c.recheck(objKey, tombstoneGrace-age)
 		return false, nil
 	}
 	live, err := c.resource(g.record.Namespace).Get(ctx, g.record.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		// Our cache is behind: it brings the deletion.
-		c.queue.AddAfter(objKey, staleRetry)
+		c.recheck(objKey, staleRetry)
 		return false, nil
 	}
 	if err != nil {

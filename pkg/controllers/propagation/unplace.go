@@ -50,7 +50,7 @@ func (c *Controller) confirmUnplace(ctx context.Context, cluster string, fed *un
 	unplacePrevented.WithLabelValues(cluster, c.typ.Name).Inc()
 	klog.FromContext(ctx).V(2).Info("Kept a copy our caches said was no longer selected",
 		"cluster", cluster, "object", c.what(objKey), "because", kept)
-	c.queue.AddAfter(objKey, unplaceRecheck)
+	c.recheck(objKey, unplaceRecheck)
 	return false, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -44,6 +45,9 @@ func BenchmarkPropagation(b *testing.B) {
 			fmt.Printf("figures written to %s\n", out)
 		}
 	}()
+	if !slices.ContainsFunc(allScenarios, func(s string) bool { return scenarios[s] }) {
+		counts = nil // the object-count axis alone
+	}
 	for _, n := range counts {
 		b.Run(fmt.Sprintf("clusters=%d", n), func(b *testing.B) {
 			bn := setUp(b, bin, n)
@@ -80,5 +84,9 @@ func BenchmarkPropagation(b *testing.B) {
 				}
 			}
 		})
+	}
+	if scenarios[scenarioScale] {
+		// The object-count axis starts federations of its own.
+		b.Run(scenarioScale, func(b *testing.B) { runScale(b, bin, rep, out) })
 	}
 }

@@ -15,9 +15,16 @@ const (
 	scenarioDelete      = "delete"
 	scenarioSteady      = "steady"
 	scenarioDeployments = "deployments"
+	// scenarioScale is the object-count axis (scale_test.go): its own
+	// federations, of -scale-clusters members, whatever -clusters says.
+	scenarioScale = "scale"
 )
 
+// allScenarios run by default, for each -clusters count.
 var allScenarios = []string{scenarioBurst, scenarioDelete, scenarioSteady, scenarioDeployments}
+
+// optionalScenarios run only when -scenarios names them.
+var optionalScenarios = []string{scenarioScale}
 
 var (
 	clustersFlag  = flag.String("clusters", "1,3", "member cluster counts to run, one federation each, comma-separated (e.g. 1,3,6,10)")
@@ -54,8 +61,8 @@ func parseScenarios(s string) (map[string]bool, error) {
 	out := map[string]bool{}
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
-		if !slices.Contains(allScenarios, f) {
-			return nil, fmt.Errorf("-scenarios: unknown scenario %q (known: %v)", f, allScenarios)
+		if !slices.Contains(allScenarios, f) && !slices.Contains(optionalScenarios, f) {
+			return nil, fmt.Errorf("-scenarios: unknown scenario %q (known: %v)", f, append(slices.Clone(allScenarios), optionalScenarios...))
 		}
 		out[f] = true
 	}

@@ -61,7 +61,9 @@ type report struct {
 	Machine string    `json:"machine"`
 	Rows    []row     `json:"rows"`
 	Cost    []costRow `json:"cost"`
-	Notes   []string  `json:"notes,omitempty"`
+	// Scale is the object-count axis (scale_test.go).
+	Scale []scaleRow `json:"scale,omitempty"`
+	Notes []string   `json:"notes,omitempty"`
 }
 
 // add records one round of a figure.
@@ -183,6 +185,7 @@ func (r *report) print(w io.Writer) {
 	for _, c := range r.Cost {
 		fmt.Fprintf(w, "| %s | %d | %s | %.1f | %.2f | %.0f |\n", c.Scenario, c.Clusters, c.Program, c.CPUSeconds, c.CPUMillisPerCopy, c.PeakRSSMiB)
 	}
+	r.printScale(w)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "\n- %s", n)
 	}

@@ -1,0 +1,70 @@
+package propagation
+
+import (
+	"sync"
+	"time"
+)
+
+// initialSync tells when every federated object found at start has been
+// reconciled with each of its copies found in sync or written: the gauge
+// federation_sync_initial_pending of its type falls to 0. After a restart
+// with nothing changed, that is when every copy has been verified.
+type initialSync struct {
+	// typ labels the gauge.
+	typ string
+	mu  sync.Mutex
+	// pending holds the keys not yet reconciled; nil before start.
+	pending map[string]bool
+	// later holds keys whose reconcile asked to look again after a while
+	// (recheck): the next end of a reconcile of theirs does not count.
+	later sync.Map
+}
+
+func newInitialSync(typ string) *initialSync {
+	return &initialSync{typ: typ}
+}
+
+// start notes the keys in the cache once it synced, before any reconcile.
+func (s *initialSync) start(keys []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending = make(map[string]bool, len(keys))
+	for _, k := range keys {
+		s.pending[k] = true
+	}
+	syncMetrics.initialPending.WithLabelValues(s.typ).Set(float64(len(s.pending)))
+}
+
+// recheck notes that a reconcile of key left it to be looked at again.
+func (s *initialSync) recheck(key string) { s.later.Store(key, true) }
+
+// settled notes that a reconcile of key ended with nothing left to write
+// and no failure.
+func (s *initialSync) settled(key string) {
+	if _, later := s.later.LoadAndDelete(key); later {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.pending[key] {
+		return
+	}
+	delete(s.pending, key)
+	syncMetrics.initialPending.WithLabelValues(s.typ).Set(float64(len(s.pending)))
+}
+
+// recheck looks at key again after a while; its initial reconcile is not
+// over until then.
+func (c *Controller) recheck(key string, after time.Duration) {
+	c.initial.recheck(key)
+	c.queue.AddAfter(key, after)
+}
+
+// reconciled is told of every reconcile that returned no error: it counts
+// for the initial sync when no write of the object is pending or failed
+// (else memberWritten tells once they are written).
+func (c *Controller) reconciled(key string) {
+	if inFlight, failures := c.writes.State(key, false); !inFlight && len(failures) == 0 {
+		c.initial.settled(key)
+	}
+}
