@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/federation-v1/federation/pkg/planner"
 	"github.com/federation-v1/federation/pkg/poll"
@@ -117,24 +118,9 @@ func (bn *bench) deployments(ctx context.Context) {
 		return err
 	}))
 	var summed int64
-	bn.check(poll.Until(ctx, deploymentsTimeout, "every federated Deployment to report all its replicas ready", func(ctx context.Context) error {
-		list, err := bn.fed.AppsV1().Deployments(fedNamespace).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return err
-		}
-		ready, sum := 0, int64(0)
-		for _, d := range list.Items {
-			s := d.Status
-			sum += int64(s.ReadyReplicas)
-			if s.ObservedGeneration >= d.Generation && s.ReadyReplicas >= *d.Spec.Replicas && s.ReadyReplicas == s.Replicas {
-				ready++
-			}
-		}
-		if ready < len(deploymentNames) {
-			return fmt.Errorf("%d of %d ready, %d replicas ready in all", ready, len(deploymentNames), sum)
-		}
-		summed = sum
-		return nil
+	bn.check(poll.Until(ctx, deploymentsTimeout, "every federated Deployment to report all its replicas ready", func(ctx context.Context) (err error) {
+		summed, err = allDeploymentsReady(ctx, bn.fed, fedNamespace)
+		return err
 	}))
 	fedTook := time.Since(start)
 	bn.cost(scenarioDeployments, int(summed), m)
@@ -143,6 +129,28 @@ func (bn *bench) deployments(ctx context.Context) {
 		bn.note(fmt.Sprintf("deployments, %d clusters: the federation ran %d replicas where the weighted division runs %d: "+
 			"each member gets the full replicas until replica division lands (issue 6)", len(bn.clusters), summed, refPods))
 	}
+}
+
+// allDeploymentsReady returns the ready replicas of the scenario's
+// Deployments in namespace, or an error until each reports all its
+// replicas ready for its current generation.
+func allDeploymentsReady(ctx context.Context, client kubernetes.Interface, namespace string) (int64, error) {
+	list, err := client.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, err
+	}
+	ready, sum := 0, int64(0)
+	for _, d := range list.Items {
+		s := d.Status
+		sum += int64(s.ReadyReplicas)
+		if s.ObservedGeneration >= d.Generation && s.ReadyReplicas >= *d.Spec.Replicas && s.ReadyReplicas == s.Replicas {
+			ready++
+		}
+	}
+	if ready < len(deploymentNames) {
+		return 0, fmt.Errorf("%d of %d ready, %d replicas ready in all", ready, len(deploymentNames), sum)
+	}
+	return sum, nil
 }
 
 func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {

@@ -175,23 +175,11 @@ func (kb *karmadaBench) deploymentsBoth(ctx context.Context) {
 			return err
 		}))
 		kb.check(poll.Until(ctx, deploymentsTimeout, s.name+": every Deployment to report all its replicas ready", func(ctx context.Context) error {
-			list, err := s.client.AppsV1().Deployments(s.namespace).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return err
+			total, err := allDeploymentsReady(ctx, s.client, s.namespace)
+			if err == nil {
+				pods[s] = total
 			}
-			ready, total := 0, int64(0)
-			for _, d := range list.Items {
-				st := d.Status
-				total += int64(st.ReadyReplicas)
-				if st.ObservedGeneration >= d.Generation && st.ReadyReplicas >= *d.Spec.Replicas && st.ReadyReplicas == st.Replicas {
-					ready++
-				}
-			}
-			if ready < len(deploymentNames) {
-				return fmt.Errorf("%d of %d ready, %d replicas ready in all", ready, len(deploymentNames), total)
-			}
-			pods[s] = total
-			return nil
+			return err
 		}))
 		took[s] = time.Since(start)
 		profiled()
