@@ -3,6 +3,7 @@ package propagation
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,23 +29,7 @@ func BenchmarkPropagation(b *testing.B) {
 	if *roundsFlag < 1 {
 		b.Fatalf("-rounds %d: at least one round", *roundsFlag)
 	}
-	out := *outFlag
-	if out == "" {
-		out = filepath.Join(moduleRoot(b), ".run", "bench", "propagation.json")
-	}
-	bin, err := fedenv.BuildBinaries(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	rep := &report{Date: time.Now(), Machine: machine()}
-	defer func() {
-		rep.print(os.Stdout)
-		if err := rep.write(out); err != nil {
-			b.Errorf("writing %s: %v", out, err)
-		} else {
-			fmt.Printf("figures written to %s\n", out)
-		}
-	}()
+	rep, out, bin := startReport(b, "propagation.json", (*report).print)
 	if !slices.ContainsFunc(allScenarios, func(s string) bool { return scenarios[s] }) {
 		counts = nil // the object-count axis alone
 	}
@@ -89,4 +74,28 @@ func BenchmarkPropagation(b *testing.B) {
 		// The object-count axis starts federations of its own.
 		b.Run(scenarioScale, func(b *testing.B) { runScale(b, bin, rep, out) })
 	}
+}
+
+// startReport builds the federation's binaries and returns them with the
+// report of a benchmark, which print shows and which is written to -out
+// (default: file in the module's .run/bench) when the benchmark ends.
+func startReport(b *testing.B, file string, print func(*report, io.Writer)) (rep *report, out, bin string) {
+	out = *outFlag
+	if out == "" {
+		out = filepath.Join(moduleRoot(b), ".run", "bench", file)
+	}
+	bin, err := fedenv.BuildBinaries(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rep = &report{Date: time.Now(), Machine: machine()}
+	b.Cleanup(func() {
+		print(rep, os.Stdout)
+		if err := rep.write(out); err != nil {
+			b.Errorf("writing %s: %v", out, err)
+		} else {
+			fmt.Printf("figures written to %s\n", out)
+		}
+	})
+	return rep, out, bin
 }

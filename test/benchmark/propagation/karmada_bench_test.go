@@ -21,7 +21,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/federation-v1/federation/pkg/poll"
-	"github.com/federation-v1/federation/test/fedenv"
 	"github.com/federation-v1/federation/test/karmadaenv"
 	"github.com/federation-v1/federation/test/memberenv"
 )
@@ -77,23 +76,7 @@ func BenchmarkKarmada(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	out := *outFlag
-	if out == "" {
-		out = filepath.Join(moduleRoot(b), ".run", "bench", "karmada.json")
-	}
-	bin, err := fedenv.BuildBinaries(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	rep := &report{Date: time.Now(), Machine: machine()}
-	defer func() {
-		rep.printKarmada(os.Stdout)
-		if err := rep.write(out); err != nil {
-			b.Errorf("writing %s: %v", out, err)
-		} else {
-			fmt.Printf("figures written to %s\n", out)
-		}
-	}()
+	rep, out, bin := startReport(b, "karmada.json", (*report).printKarmada)
 	kb := setUpKarmada(b, bin, rep)
 	ctx := context.Background()
 	for i, s := range allKarmadaScenarios {
