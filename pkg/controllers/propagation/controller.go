@@ -245,9 +245,13 @@ func (c *Controller) ClustersChanged() {
 	c.enqueueAll("")
 }
 
-// cachedKeys are the keys of the federated objects in the cache.
-func (c *Controller) cachedKeys() []string {
+// cachedKeys are the keys of the federated objects in the cache, of one
+// namespace or (namespace "") of all.
+func (c *Controller) cachedKeys(namespace string) []string {
 	list, err := c.lister.List(labels.Everything())
+	if namespace != "" {
+		list, err = c.lister.ByNamespace(namespace).List(labels.Everything())
+	}
 	if err != nil {
 		return nil
 	}
@@ -261,17 +265,8 @@ func (c *Controller) cachedKeys() []string {
 }
 
 func (c *Controller) enqueueAll(namespace string) {
-	list, err := c.lister.List(labels.Everything())
-	if namespace != "" {
-		list, err = c.lister.ByNamespace(namespace).List(labels.Everything())
-	}
-	if err != nil {
-		return
-	}
-	for _, o := range list {
-		if key, err := cache.MetaNamespaceKeyFunc(o); err == nil {
-			c.queue.Add(key)
-		}
+	for _, key := range c.cachedKeys(namespace) {
+		c.queue.Add(key)
 	}
 }
 
@@ -290,7 +285,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	if !cache.WaitForNamedCacheSync(c.typ.Name, ctx.Done(), synced...) {
 		return fmt.Errorf("%s controller: caches did not sync", c.typ.Name)
 	}
-	c.initial.start(c.cachedKeys())
+	c.initial.start(c.cachedKeys(""))
 	c.writes.Run(ctx)
 	var strays sync.WaitGroup
 	strays.Go(func() { c.countStrays(ctx) })

@@ -17,11 +17,11 @@ type initialSync struct {
 	pending map[string]bool
 	// later holds keys whose reconcile asked to look again after a while
 	// (recheck): the next end of a reconcile of theirs does not count.
-	later sync.Map
+	later map[string]bool
 }
 
 func newInitialSync(typ string) *initialSync {
-	return &initialSync{typ: typ}
+	return &initialSync{typ: typ, later: map[string]bool{}}
 }
 
 // start notes the keys in the cache once it synced, before any reconcile.
@@ -36,16 +36,21 @@ func (s *initialSync) start(keys []string) {
 }
 
 // recheck notes that a reconcile of key left it to be looked at again.
-func (s *initialSync) recheck(key string) { s.later.Store(key, true) }
+func (s *initialSync) recheck(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.later[key] = true
+}
 
 // settled notes that a reconcile of key ended with nothing left to write
 // and no failure.
 func (s *initialSync) settled(key string) {
-	if _, later := s.later.LoadAndDelete(key); later {
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.later[key] {
+		delete(s.later, key)
+		return
+	}
 	if !s.pending[key] {
 		return
 	}

@@ -40,7 +40,7 @@ func TestTheInitialSyncEndsOnceEveryObjectFoundAtStartIsInSyncOrWritten(t *testi
 	members.put("c1", appliedCopy(t, missing))
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, atRest, missing)
 	tc.initial.typ = t.Name() // a series of its own
-	tc.initial.start(tc.cachedKeys())
+	tc.initial.start(tc.cachedKeys(""))
 	assert.InDelta(t, 2, initialPending(t, t.Name()), 0, "both objects found at start")
 
 	tc.reconcileOnce(t, "ns/at-rest")
