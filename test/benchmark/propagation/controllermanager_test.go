@@ -37,19 +37,27 @@ func (bn *bench) withControllerManagerFlags() {
 		bn.check(p.Stop(5 * time.Second))
 	}
 	plane := bn.u.Plane(federation)
-	p := &localprocess.Process{
-		Name: localplane.ControllerManager,
-		Path: filepath.Join(bn.u.Bin, localplane.ControllerManager),
-		Args: append(append([]string{
-			"--kubeconfig=" + filepath.Join(dir, localplane.ControllerManagerKubeconfig),
-			"--federation-name=" + federation,
-		}, plane.ControllerManagerServingArgs()...), extra...),
-		Log: filepath.Join(dir, "controller-manager-bench.log"),
-	}
+	p := bn.controllerManagerProcess(extra, "controller-manager-bench.log")
 	bn.check(p.Start(false))
 	bn.b.Cleanup(func() { _ = p.Stop(5 * time.Second) })
 	bn.check(poll.Until(context.Background(), 30*time.Second, "the restarted controller manager's /healthz", func(context.Context) error {
 		return httpprobe.GetOK(context.Background(), "https://"+plane.ControllerManagerAddress+"/healthz")
 	}))
 	bn.note(fmt.Sprintf("%d clusters: controller manager run with %s", len(bn.clusters), *controllerManagerFlags))
+}
+
+// controllerManagerProcess is the plane's controller manager as the bench
+// starts it again: on the plane's kubeconfig and address, with extra flags,
+// logging to log in the plane's folder.
+func (bn *bench) controllerManagerProcess(extra []string, log string) *localprocess.Process {
+	dir := bn.u.PlaneDir(federation)
+	return &localprocess.Process{
+		Name: localplane.ControllerManager,
+		Path: filepath.Join(bn.u.Bin, localplane.ControllerManager),
+		Args: append(append([]string{
+			"--kubeconfig=" + filepath.Join(dir, localplane.ControllerManagerKubeconfig),
+			"--federation-name=" + federation,
+		}, bn.u.Plane(federation).ControllerManagerServingArgs()...), extra...),
+		Log: filepath.Join(dir, log),
+	}
 }

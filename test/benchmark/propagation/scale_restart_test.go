@@ -3,7 +3,6 @@ package propagation
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -35,15 +34,7 @@ func (bn *bench) scaleRestart(ctx context.Context, n int, empty restFigures) {
 	stopped := time.Since(stopping)
 
 	plane := bn.u.Plane(federation)
-	p := &localprocess.Process{
-		Name: localplane.ControllerManager,
-		Path: filepath.Join(bn.u.Bin, localplane.ControllerManager),
-		Args: append(append([]string{
-			"--kubeconfig=" + filepath.Join(dir, localplane.ControllerManagerKubeconfig),
-			"--federation-name=" + federation,
-		}, plane.ControllerManagerServingArgs()...), strings.Fields(*controllerManagerFlags)...),
-		Log: filepath.Join(dir, fmt.Sprintf("controller-manager-scale-%d.log", n)),
-	}
+	p := bn.controllerManagerProcess(strings.Fields(*controllerManagerFlags), fmt.Sprintf("controller-manager-scale-%d.log", n))
 	start := time.Now()
 	bn.check(p.Start(false))
 	bn.b.Cleanup(func() { _ = p.Stop(5 * time.Second) })
