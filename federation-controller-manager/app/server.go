@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -27,6 +28,7 @@ import (
 	_ "k8s.io/component-base/metrics/prometheus/workqueue"
 	"k8s.io/klog/v2"
 
+	"github.com/federation-v1/federation/pkg/cachetrim"
 	"github.com/federation-v1/federation/pkg/controllers/propagation"
 	"github.com/federation-v1/federation/pkg/generated/clientset/versioned"
 	fedscheme "github.com/federation-v1/federation/pkg/generated/clientset/versioned/scheme"
@@ -142,18 +144,19 @@ func runControllers(ctx context.Context, o *Options, cfg *rest.Config, kubeClien
 		return fmt.Errorf("reading the federation's identity: %w", err)
 	}
 	logger.Info("Federation identity", "name", o.FederationName, "uid", uid)
+	trimmed := kubeinformers.WithTransform(cachetrim.ManagedFields)
 	cc := &ControllerContext{
 		FederationUID:   uid,
 		Options:         o,
 		FedClient:       fedClient,
 		KubeClient:      kubeClient,
-		FedInformers:    fedinformers.NewSharedInformerFactory(fedClient, 0),
-		SystemInformers: kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0, kubeinformers.WithNamespace(membercluster.SecretNamespace)),
-		KubeInformers:   kubeinformers.NewSharedInformerFactory(kubeClient, resync),
-		TombstoneInformers: kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0,
+		FedInformers:    fedinformers.NewSharedInformerFactoryWithOptions(fedClient, 0, fedinformers.WithTransform(cachetrim.ManagedFields)),
+		SystemInformers: kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0, trimmed, kubeinformers.WithNamespace(membercluster.SecretNamespace)),
+		KubeInformers:   kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, resync, trimmed),
+		TombstoneInformers: kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0, trimmed,
 			kubeinformers.WithNamespace(tombstone.Namespace), kubeinformers.WithTweakListOptions(propagation.TombstoneSelector)),
 		FedDynamic:       fedDynamic,
-		DynamicInformers: dynamicinformer.NewDynamicSharedInformerFactory(fedDynamic, 0),
+		DynamicInformers: trimmedDynamicInformers{dynamicinformer.NewDynamicSharedInformerFactory(fedDynamic, 0)},
 		Recorder:         recorder,
 	}
 	runs := map[string]func(context.Context) error{}
@@ -185,6 +188,19 @@ func runControllers(ctx context.Context, o *Options, cfg *rest.Config, kubeClien
 	cc.TombstoneInformers.Start(ctx.Done())
 	cc.DynamicInformers.Start(ctx.Done())
 	return runAll(ctx, runs, o.ShutdownTimeout)
+}
+
+// trimmedDynamicInformers hands out informers that keep no managedFields
+// (dynamicinformer's factory takes no transform option).
+type trimmedDynamicInformers struct {
+	dynamicinformer.DynamicSharedInformerFactory
+}
+
+func (f trimmedDynamicInformers) ForResource(gvr schema.GroupVersionResource) kubeinformers.GenericInformer {
+	inf := f.DynamicSharedInformerFactory.ForResource(gvr)
+	// Refused only once the informer runs: it was set when it was made.
+	_ = inf.Informer().SetTransform(cachetrim.ManagedFields)
+	return inf
 }
 
 // runAll runs every function until ctx ends or one fails, then cancels

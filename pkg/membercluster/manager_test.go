@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
@@ -118,6 +119,15 @@ func TestManagerFollowsClusterHealth(t *testing.T) {
 		"name": "s", "namespace": "ns",
 		"labels": map[string]any{FederationLabel: "fed"}, "annotations": map[string]any{"a": "b"},
 	}}, cached.Object, "metadata only, without managed fields")
+	m.mu.Lock()
+	stored, _, err := m.members["c1"].informer[secrets].Informer().GetStore().GetByKey("ns/s")
+	m.mu.Unlock()
+	require.NoError(t, err)
+	require.IsType(t, &metav1.PartialObjectMetadata{}, stored, "kept typed: a third of its size as unstructured")
+	assert.Nil(t, stored.(*metav1.PartialObjectMetadata).ManagedFields)
+	listed := m.List("c1", secrets, "ns", labels.Everything())
+	require.Len(t, listed, 1)
+	assert.Equal(t, cached.Object, listed[0].Object, "listed as got")
 	// The fake client does not filter by label; the real one does. What
 	// matters here is that the cache is keyed by namespace/name.
 	_, ok = m.Get("c2", configMaps, "ns", "ours")

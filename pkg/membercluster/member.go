@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/federation-v1/federation/pkg/cachetrim"
 )
 
 // member is one usable member cluster: its clients and its caches of the
@@ -50,17 +52,14 @@ func newMember(ctx context.Context, name, identity string, clients *Clients, fed
 			inf = factory.ForResource(gvr)
 		}
 		// Managed fields are large and never read: drop them from the
-		// cache. Metadata is kept as unstructured objects like the rest.
+		// cache. Metadata stays typed, a third of its size as unstructured:
+		// get and list convert it when they hand it out.
 		_ = inf.Informer().SetTransform(func(obj any) (any, error) {
-			u, ok := asUnstructured(gvr, obj)
-			if !ok {
-				return obj, nil
-			}
-			u.SetManagedFields(nil)
-			if gvr == PodsResource {
+			obj, _ = cachetrim.ManagedFields(obj)
+			if u, ok := obj.(*unstructured.Unstructured); ok && gvr == PodsResource {
 				slimPod(u)
 			}
-			return u, nil
+			return obj, nil
 		})
 		notify := func(obj any) {
 			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -81,16 +80,13 @@ func newMember(ctx context.Context, name, identity string, clients *Clients, fed
 }
 
 // asUnstructured returns a cached object as unstructured: metadata-only
-// objects become an object of gvr with only apiVersion and metadata.
+// objects become a new object of gvr with only apiVersion and metadata.
 func asUnstructured(gvr schema.GroupVersionResource, obj any) (*unstructured.Unstructured, bool) {
 	switch o := obj.(type) {
 	case *unstructured.Unstructured:
 		return o, true
 	case *metav1.PartialObjectMetadata:
-		// Managed fields are dropped from the caches: not worth converting.
-		m := o.ObjectMeta
-		m.ManagedFields = nil
-		meta, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&m)
+		meta, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&o.ObjectMeta)
 		if err != nil {
 			return nil, false
 		}
@@ -131,8 +127,7 @@ func (m *member) get(gvr schema.GroupVersionResource, namespace, name string) (*
 	if err != nil || !exists {
 		return nil, false
 	}
-	u, ok := obj.(*unstructured.Unstructured)
-	return u, ok
+	return asUnstructured(gvr, obj)
 }
 
 func (m *member) list(gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []*unstructured.Unstructured {
@@ -142,7 +137,7 @@ func (m *member) list(gvr schema.GroupVersionResource, namespace string, selecto
 	}
 	var out []*unstructured.Unstructured
 	_ = cache.ListAllByNamespace(inf.Informer().GetIndexer(), namespace, selector, func(obj any) {
-		if u, ok := obj.(*unstructured.Unstructured); ok {
+		if u, ok := asUnstructured(gvr, obj); ok {
 			out = append(out, u)
 		}
 	})

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"github.com/federation-v1/federation/pkg/cachetrim"
 	"github.com/federation-v1/federation/pkg/controllers/propagation"
 	"github.com/federation-v1/federation/pkg/queueworker"
 )
@@ -175,6 +176,7 @@ func (c *Controller) start(ctx context.Context, crd *apiextensionsv1.CustomResou
 	c.mu.Unlock()
 	informer := dynamicinformer.NewFilteredDynamicInformer(c.fed, t.Resource, metav1.NamespaceAll, 0,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil)
+	_ = informer.Informer().SetTransform(cachetrim.ManagedFields)
 	members := newMemberCaches(c.members, t.Resource, crd.Name)
 	pc, err := propagation.New(t, c.fed, informer, members, c.recorder, c.opts)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/federation-v1/federation/pkg/cachetrim"
 	"github.com/federation-v1/federation/pkg/controllers/propagation"
 	"github.com/federation-v1/federation/pkg/membercluster"
 )
@@ -171,12 +172,7 @@ func (c *memberCaches) startCache(cluster string, client dynamic.Interface) *clu
 	informer := dynamicinformer.NewFilteredDynamicInformer(client, c.gvr, metav1.NamespaceAll, 0,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		func(o *metav1.ListOptions) { o.LabelSelector = selector }).Informer()
-	_ = informer.SetTransform(func(obj any) (any, error) {
-		if u, ok := obj.(*unstructured.Unstructured); ok {
-			u.SetManagedFields(nil)
-		}
-		return obj, nil
-	})
+	_ = informer.SetTransform(cachetrim.ManagedFields)
 	notify := func(obj any) {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj

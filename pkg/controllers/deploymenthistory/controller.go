@@ -33,6 +33,7 @@ import (
 	"k8s.io/klog/v2"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/cachetrim"
 	"github.com/federation-v1/federation/pkg/queueworker"
 )
 
@@ -44,9 +45,10 @@ type Controller struct {
 	client kubernetes.Interface
 	// deployments lists every federated Deployment.
 	deployments appslisters.DeploymentLister
-	// replicaSets lists the local ReplicaSets only (history and other
-	// objects labelled local): the federated ones are not ours.
-	replicaSets appslisters.ReplicaSetLister
+	// history indexes the local ReplicaSets only (history and other
+	// objects labelled local; the federated ones are not ours) by the
+	// Deployment that controls them (historyIndex).
+	history cache.Indexer
 	// localInformers is the factory of the label-filtered ReplicaSet
 	// informer, started by Run.
 	localInformers kubeinformers.SharedInformerFactory
@@ -62,14 +64,17 @@ type Controller struct {
 // federation's local ReplicaSets itself, through a label-filtered informer.
 func New(client kubernetes.Interface, deployments appsinformers.DeploymentInformer, resync time.Duration,
 	recorder record.EventRecorder, workers int) (*Controller, error) {
-	local := kubeinformers.NewSharedInformerFactoryWithOptions(client, resync, kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
+	local := kubeinformers.NewSharedInformerFactoryWithOptions(client, resync, kubeinformers.WithTransform(cachetrim.ManagedFields), kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.LabelSelector = federationv1beta1.LocalLabel + "=true"
 	}))
 	replicaSets := local.Apps().V1().ReplicaSets()
+	if err := replicaSets.Informer().AddIndexers(cache.Indexers{historyIndex: historyIndexFunc}); err != nil {
+		return nil, err
+	}
 	c := &Controller{
 		client:         client,
 		deployments:    deployments.Lister(),
-		replicaSets:    replicaSets.Lister(),
+		history:        replicaSets.Informer().GetIndexer(),
 		localInformers: local,
 		synced:         []cache.InformerSynced{deployments.Informer().HasSynced, replicaSets.Informer().HasSynced},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
@@ -112,7 +117,7 @@ func (c *Controller) enqueueOwner(obj any) {
 		return
 	}
 	if ref := historyOwner(rs); ref != nil {
-		c.queue.Add(rs.Namespace + "/" + ref.Name)
+		c.queue.Add(historyKey(rs.Namespace, ref.Name))
 	}
 }
 

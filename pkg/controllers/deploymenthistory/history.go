@@ -41,6 +41,28 @@ func historyOwner(rs *appsv1.ReplicaSet) *metav1.OwnerReference {
 	return ref
 }
 
+// historyIndex indexes the local ReplicaSets by namespace/name of the
+// Deployment controlling them, whatever its UID: a sync reads only the
+// history of its own Deployment's name, not every ReplicaSet of the
+// namespace (which made each resync quadratic in Deployments).
+const historyIndex = "historyOwner"
+
+func historyIndexFunc(obj any) ([]string, error) {
+	rs, ok := obj.(*appsv1.ReplicaSet)
+	if !ok {
+		return nil, nil
+	}
+	ref := historyOwner(rs)
+	if ref == nil {
+		return nil, nil
+	}
+	return []string{historyKey(rs.Namespace, ref.Name)}, nil
+}
+
+func historyKey(namespace, deployment string) string {
+	return namespace + "/" + deployment
+}
+
 // historyOf returns d's history ReplicaSets among rsList (its UID controls
 // them).
 func historyOf(d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) []*appsv1.ReplicaSet {

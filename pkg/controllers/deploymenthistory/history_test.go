@@ -113,6 +113,18 @@ func TestOnlyLocalReplicaSetsOfADeploymentAreHistory(t *testing.T) {
 	assert.Empty(t, historyOf(d, []*appsv1.ReplicaSet{rs}), "another Deployment's")
 }
 
+func TestHistoryIsIndexedByTheNameOfItsDeployment(t *testing.T) {
+	rs := newReplicaSet(context.Background(), deployment("a"), 1)
+	keys, err := historyIndexFunc(rs)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ns/web"}, keys, "a Deployment's history is found by its name, whatever its UID")
+	federated := rs.DeepCopy()
+	delete(federated.Labels, federationv1beta1.LocalLabel)
+	keys, err = historyIndexFunc(federated)
+	require.NoError(t, err)
+	assert.Empty(t, keys, "a federated ReplicaSet is nobody's history")
+}
+
 func TestRevisionsGoUpAndAnOldTemplateIsReused(t *testing.T) {
 	history := historyAfter(t, "a", "b", "c")
 	require.Len(t, history, 3)

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -25,25 +24,25 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	all, err := c.replicaSets.ReplicaSets(namespace).List(labels.Everything())
+	named, err := c.historyNamed(namespace, name)
 	if err != nil {
 		return err
 	}
 	d, err := c.deployments.Deployments(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
-		return c.deleteHistory(ctx, all, name, "")
+		return c.deleteHistory(ctx, named, name, "")
 	}
 	if err != nil {
 		return err
 	}
 	// The history of an earlier Deployment of this name goes with it.
-	if err := c.deleteHistory(ctx, all, name, d.UID); err != nil {
+	if err := c.deleteHistory(ctx, named, name, d.UID); err != nil {
 		return err
 	}
 	if d.DeletionTimestamp != nil {
 		return nil
 	}
-	r := revisionsOf(ctx, d, historyOf(d, all))
+	r := revisionsOf(ctx, d, historyOf(d, named))
 	if d.Spec.Paused && r.current == nil {
 		// As in Kubernetes, the template of a paused Deployment gets its
 		// revision once the Deployment is resumed.
@@ -179,6 +178,22 @@ func (c *Controller) deleteHistory(ctx context.Context, all []*appsv1.ReplicaSet
 		klog.FromContext(ctx).V(2).Info("Deleted the revision of a deleted deployment", "replicaSet", klog.KObj(rs))
 	}
 	return nil
+}
+
+// historyNamed returns the history ReplicaSets of the Deployments named
+// name in namespace, this one's and those of any earlier one of that name.
+func (c *Controller) historyNamed(namespace, name string) ([]*appsv1.ReplicaSet, error) {
+	objs, err := c.history.ByIndex(historyIndex, historyKey(namespace, name))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*appsv1.ReplicaSet, 0, len(objs))
+	for _, obj := range objs {
+		if rs, ok := obj.(*appsv1.ReplicaSet); ok {
+			out = append(out, rs)
+		}
+	}
+	return out, nil
 }
 
 // delete deletes rs, if it is still the one we saw.

@@ -15,8 +15,8 @@ type initialSync struct {
 	mu  sync.Mutex
 	// pending holds the keys not yet reconciled; nil before start.
 	pending map[string]bool
-	// later holds keys whose reconcile asked to look again after a while
-	// (recheck): the next end of a reconcile of theirs does not count.
+	// later holds pending keys whose reconcile asked to look again after a
+	// while (recheck): the next end of a reconcile of theirs does not count.
 	later map[string]bool
 }
 
@@ -36,10 +36,14 @@ func (s *initialSync) start(keys []string) {
 }
 
 // recheck notes that a reconcile of key left it to be looked at again.
+// Only a key still pending is marked: the marks matter to nothing else, and
+// those of objects deleted meanwhile would otherwise stay for good.
 func (s *initialSync) recheck(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.later[key] = true
+	if s.pending[key] {
+		s.later[key] = true
+	}
 }
 
 // settled notes that a reconcile of key ended with nothing left to write

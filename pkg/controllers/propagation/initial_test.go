@@ -66,3 +66,11 @@ func TestAReconcileThatLooksAgainLaterDoesNotEndTheInitialSync(t *testing.T) {
 	s.settled("ns/new")
 	assert.InDelta(t, 1, initialPending(t, t.Name()), 0, "an object created after the start is not waited for")
 }
+
+func TestOnlyPendingKeysAreMarkedToLookAgain(t *testing.T) {
+	s := newInitialSync(t.Name())
+	s.start([]string{"ns/a"})
+	s.recheck("ns/a")
+	s.recheck("ns/settled-long-ago")
+	assert.Equal(t, map[string]bool{"ns/a": true}, s.later, "a key not waited for leaves no mark behind")
+}

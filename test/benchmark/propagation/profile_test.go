@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-var profileDir = flag.String("profile-dir", "", "if set, save here the CPU profiles of the controller manager and of the federation apiserver over the first seconds of the federated burst, the controller manager's goroutines 5s in, and its /metrics after")
+var profileDir = flag.String("profile-dir", "", "if set, save here the CPU profiles of the controller manager and of the federation apiserver over the first seconds of the federated burst (of the scale scenario: at rest, and across the restart), the controller manager's goroutines 5s in, and its /metrics after")
 
 // profileSeconds is how long the burst's profile runs.
 const profileSeconds = 15

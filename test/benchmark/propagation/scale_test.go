@@ -78,7 +78,9 @@ func (bn *bench) scale(ctx context.Context, n int) {
 	bn.scaleLoad(ctx, objects)
 
 	bn.quiet("the loaded federation at rest")
+	profiled := bn.profile(fmt.Sprintf("scale-rest-%d", n))
 	loaded := bn.atRest()
+	profiled()
 	bn.heapProfile(fmt.Sprintf("rest-%d", n))
 	bn.scaleRest(n, empty, loaded)
 
