@@ -350,6 +350,19 @@ func (m *Manager) List(cluster string, gvr schema.GroupVersionResource, namespac
 	return mem.list(gvr, namespace, selector)
 }
 
+// ListMetadata returns the same objects as List, as they are cached (typed
+// metadata for metadata-only resources): for callers that read only their
+// metadata, without List's conversion of each.
+func (m *Manager) ListMetadata(cluster string, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []metav1.Object {
+	m.mu.RLock()
+	mem := m.members[cluster]
+	m.mu.RUnlock()
+	if mem == nil {
+		return nil
+	}
+	return mem.listMetadata(gvr, namespace, selector)
+}
+
 // Synced reports whether a usable member's cache of gvr has synced: until
 // then (or forever, when the member lacks the API) its absence of a copy
 // proves nothing.

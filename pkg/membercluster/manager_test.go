@@ -128,6 +128,9 @@ func TestManagerFollowsClusterHealth(t *testing.T) {
 	listed := m.List("c1", secrets, "ns", labels.Everything())
 	require.Len(t, listed, 1)
 	assert.Equal(t, cached.Object, listed[0].Object, "listed as got")
+	metadata := m.ListMetadata("c1", secrets, "ns", labels.Everything())
+	require.Len(t, metadata, 1)
+	assert.Same(t, stored, metadata[0], "the cached object itself, not a conversion")
 	// The fake client does not filter by label; the real one does. What
 	// matters here is that the cache is keyed by namespace/name.
 	_, ok = m.Get("c2", configMaps, "ns", "ours")

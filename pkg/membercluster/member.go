@@ -144,6 +144,20 @@ func (m *member) list(gvr schema.GroupVersionResource, namespace string, selecto
 	return out
 }
 
+func (m *member) listMetadata(gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []metav1.Object {
+	inf, ok := m.informer[gvr]
+	if !ok {
+		return nil
+	}
+	var out []metav1.Object
+	_ = cache.ListAllByNamespace(inf.Informer().GetIndexer(), namespace, selector, func(obj any) {
+		if o, ok := obj.(metav1.Object); ok {
+			out = append(out, o)
+		}
+	})
+	return out
+}
+
 func (m *member) stop() {
 	m.cancel()
 	go m.factory.Shutdown()

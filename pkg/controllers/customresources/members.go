@@ -237,6 +237,18 @@ func (c *memberCaches) List(cluster string, gvr schema.GroupVersionResource, nam
 	return out
 }
 
+// ListMetadata lists the same copies as List: they are cached whole.
+func (c *memberCaches) ListMetadata(cluster string, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []metav1.Object {
+	if gvr != c.gvr {
+		return c.Manager.ListMetadata(cluster, gvr, namespace, selector)
+	}
+	var out []metav1.Object
+	for _, u := range c.List(cluster, gvr, namespace, selector) {
+		out = append(out, u)
+	}
+	return out
+}
+
 // Synced reports whether a member's cache of the resource has synced.
 func (c *memberCaches) Synced(cluster string, gvr schema.GroupVersionResource) bool {
 	if gvr != c.gvr {

@@ -172,6 +172,17 @@ func (m *fakeMembers) List(cluster string, gvr schema.GroupVersionResource, ns s
 	}
 	return out
 }
+func (m *fakeMembers) ListMetadata(cluster string, gvr schema.GroupVersionResource, ns string, sel labels.Selector) []metav1.Object {
+	return asObjects(m.List(cluster, gvr, ns, sel))
+}
+
+func asObjects(objs []*unstructured.Unstructured) []metav1.Object {
+	var out []metav1.Object
+	for _, o := range objs {
+		out = append(out, o)
+	}
+	return out
+}
 func (m *fakeMembers) Synced(cluster string, _ schema.GroupVersionResource) bool {
 	return !slices.Contains(m.unsynced, cluster)
 }

@@ -7,7 +7,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -64,16 +63,17 @@ func (c *Controller) federationUID() string {
 
 // strays lists, per usable cluster whose cache of the type has synced, the
 // copies of ours whose federated object is not in the federation's cache.
-func (c *Controller) strays() map[string][]*unstructured.Unstructured {
+func (c *Controller) strays() map[string][]metav1.Object {
 	name, uid := c.members.Federation(), c.federationUID()
 	selector := labels.SelectorFromSet(labels.Set{federationv1beta1.FederationLabel: name})
-	out := map[string][]*unstructured.Unstructured{}
+	out := map[string][]metav1.Object{}
 	for _, cl := range c.members.Clusters() {
 		if !c.members.Synced(cl.Name, c.typ.Resource) {
 			continue
 		}
-		var found []*unstructured.Unstructured
-		for _, obj := range c.members.List(cl.Name, c.typ.Resource, metav1.NamespaceAll, selector) {
+		var found []metav1.Object
+		// Every copy of the type, every 30 s: read as cached, unconverted.
+		for _, obj := range c.members.ListMetadata(cl.Name, c.typ.Resource, metav1.NamespaceAll, selector) {
 			// The federation's own objects in a member (join's token in
 			// federation-system) carry our label but are no copies.
 			if _, never := federatedtypes.NeverPropagatedIn(c.never, c.typ.Resource.GroupResource(), obj.GetNamespace(), obj.GetName()); never || !OurCopy(obj, name, uid) {
@@ -107,7 +107,7 @@ func (c *Controller) countStrays(ctx context.Context) {
 
 // publish sets the gauge of each cluster in strays, drops those of
 // clusters no longer counted, and logs new strays at -v=2.
-func (sc *strayCounter) publish(ctx context.Context, typ string, strays map[string][]*unstructured.Unstructured) {
+func (sc *strayCounter) publish(ctx context.Context, typ string, strays map[string][]metav1.Object) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	logger := klog.FromContext(ctx)

@@ -39,6 +39,10 @@ func (m listingMembers) List(cluster string, _ schema.GroupVersionResource, ns s
 	return out
 }
 
+func (m listingMembers) ListMetadata(cluster string, gvr schema.GroupVersionResource, ns string, sel labels.Selector) []metav1.Object {
+	return asObjects(m.List(cluster, gvr, ns, sel))
+}
+
 // memberCopy is a ConfigMap in a member labelled with federation fed and
 // the given UID label ("" for none).
 func memberCopy(name, uid string) *unstructured.Unstructured {
@@ -52,7 +56,7 @@ func memberCopy(name, uid string) *unstructured.Unstructured {
 	return o
 }
 
-func strayNames(objs []*unstructured.Unstructured) []string {
+func strayNames(objs []metav1.Object) []string {
 	var out []string
 	for _, o := range objs {
 		out = append(out, o.GetName())
@@ -88,7 +92,7 @@ func TestStraysAreOurCopiesWithoutAFederatedObject(t *testing.T) {
 func TestStrayGaugeFollowsTheClusters(t *testing.T) {
 	sc := &strayCounter{}
 	ctx := context.Background()
-	sc.publish(ctx, "test-type", map[string][]*unstructured.Unstructured{
+	sc.publish(ctx, "test-type", map[string][]metav1.Object{
 		"c1": {memberCopy("a", ""), memberCopy("b", "")},
 		"c2": nil,
 	})
@@ -96,7 +100,7 @@ func TestStrayGaugeFollowsTheClusters(t *testing.T) {
 	assert.Equal(t, 0.0, gauge(t, "c2"))
 	assert.True(t, sc.logged.Has("c1/ns/a/uid-a"))
 
-	sc.publish(ctx, "test-type", map[string][]*unstructured.Unstructured{"c1": {memberCopy("a", "")}})
+	sc.publish(ctx, "test-type", map[string][]metav1.Object{"c1": {memberCopy("a", "")}})
 	assert.Equal(t, 1.0, gauge(t, "c1"))
 	_, err := strayCopies.GetMetricWithLabelValues("c2", "test-type")
 	require.NoError(t, err)
