@@ -327,11 +327,16 @@ func (m *Manager) AllClusters() ([]*federationv1beta1.Cluster, error) {
 	return m.clusters.List(labels.Everything())
 }
 
+// member is the usable member of that name, nil when there is none.
+func (m *Manager) member(cluster string) *member {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.members[cluster]
+}
+
 // Get returns the labelled copy of an object in a member's cache.
 func (m *Manager) Get(cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool) {
-	m.mu.RLock()
-	mem := m.members[cluster]
-	m.mu.RUnlock()
+	mem := m.member(cluster)
 	if mem == nil {
 		return nil, false
 	}
@@ -341,9 +346,7 @@ func (m *Manager) Get(cluster string, gvr schema.GroupVersionResource, namespace
 // List returns the labelled objects of gvr in a member's cache, in
 // namespace, that match selector.
 func (m *Manager) List(cluster string, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []*unstructured.Unstructured {
-	m.mu.RLock()
-	mem := m.members[cluster]
-	m.mu.RUnlock()
+	mem := m.member(cluster)
 	if mem == nil {
 		return nil
 	}
@@ -354,9 +357,7 @@ func (m *Manager) List(cluster string, gvr schema.GroupVersionResource, namespac
 // metadata for metadata-only resources): for callers that read only their
 // metadata, without List's conversion of each.
 func (m *Manager) ListMetadata(cluster string, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []metav1.Object {
-	m.mu.RLock()
-	mem := m.members[cluster]
-	m.mu.RUnlock()
+	mem := m.member(cluster)
 	if mem == nil {
 		return nil
 	}
@@ -367,9 +368,7 @@ func (m *Manager) ListMetadata(cluster string, gvr schema.GroupVersionResource, 
 // then (or forever, when the member lacks the API) its absence of a copy
 // proves nothing.
 func (m *Manager) Synced(cluster string, gvr schema.GroupVersionResource) bool {
-	m.mu.RLock()
-	mem := m.members[cluster]
-	m.mu.RUnlock()
+	mem := m.member(cluster)
 	return mem != nil && mem.synced(gvr)
 }
 
