@@ -173,7 +173,10 @@ func machine() string {
 // print writes the tables as Markdown.
 func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "\n%s, %s\n\n", r.Date.UTC().Format("2006-01-02 15:04 MST"), r.Machine)
-	fmt.Fprintf(w, "| scenario | N | figure | federation | reference | ratio |\n|---|---|---|---|---|---|\n")
+	// A run of the scale scenario alone has neither of the first two.
+	if len(r.Rows) > 0 {
+		fmt.Fprintf(w, "| scenario | N | figure | federation | reference | ratio |\n|---|---|---|---|---|---|\n")
+	}
 	for _, x := range r.Rows {
 		ratio := fmt.Sprintf("%.2f", x.Ratio)
 		if len(x.Rounds) > 1 {
@@ -181,7 +184,9 @@ func (r *report) print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s |\n", x.Scenario, x.Clusters, x.Figure, num(x.Federation), num(x.Reference), ratio)
 	}
-	fmt.Fprintf(w, "\n| scenario | N | program | CPU s | CPU ms per copy | peak RSS MiB |\n|---|---|---|---|---|---|\n")
+	if len(r.Cost) > 0 {
+		fmt.Fprintf(w, "\n| scenario | N | program | CPU s | CPU ms per copy | peak RSS MiB |\n|---|---|---|---|---|---|\n")
+	}
 	for _, c := range r.Cost {
 		fmt.Fprintf(w, "| %s | %d | %s | %.1f | %.2f | %.0f |\n", c.Scenario, c.Clusters, c.Program, c.CPUSeconds, c.CPUMillisPerCopy, c.PeakRSSMiB)
 	}

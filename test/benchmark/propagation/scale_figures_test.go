@@ -72,3 +72,11 @@ func TestTheScaleTableShowsTargetsAndWritesJSON(t *testing.T) {
 	require.NoError(t, err, "no NaN in the JSON")
 	assert.Contains(t, string(b), `"figure":"RSS MiB","value":120,"empty":40}`)
 }
+
+func TestARunOfTheScaleScenarioAlonePrintsOnlyItsTable(t *testing.T) {
+	r := &report{Scale: []scaleRow{{Objects: 20, Clusters: 3, Figure: "load: copies/s", Value: 1}}}
+	var out bytes.Buffer
+	r.print(&out)
+	assert.Contains(t, out.String(), "| objects | N | figure |")
+	assert.NotContains(t, out.String(), "| scenario | N |", "no empty propagation or cost table")
+}
