@@ -67,9 +67,14 @@ STEADY    ?= 60s
 ROUNDS    ?= 3
 SCALE_OBJECTS ?= 10000,50000
 
+# The figures go to propagation.json, or to scale.json when the object-count
+# axis runs alone (a full run's figures stay).
+comma := ,
+BENCH_OUT = $(if $(filter-out scale,$(subst $(comma), ,$(SCENARIOS))),propagation,scale).json
+
 bench: tools ## propagation to CLUSTERS=1,3 members against writing straight to them; table + .run/bench/propagation.json
 	$(GO) test ./test/benchmark/propagation -run '^$$' -bench . -benchtime 1x -timeout 0 \
-	  -args -clusters=$(CLUSTERS) -scenarios=$(SCENARIOS) -steady-duration=$(STEADY) -rounds=$(ROUNDS) -scale-objects=$(SCALE_OBJECTS) -out=$(CURDIR)/.run/bench/propagation.json
+	  -args -clusters=$(CLUSTERS) -scenarios=$(SCENARIOS) -steady-duration=$(STEADY) -rounds=$(ROUNDS) -scale-objects=$(SCALE_OBJECTS) -out=$(CURDIR)/.run/bench/$(BENCH_OUT)
 
 # make bench-karmada: the federation and Karmada side by side on the same 3
 # members (docs/performance.md, "Karmada side by side"). Nothing of Karmada is
