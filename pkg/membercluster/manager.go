@@ -327,7 +327,7 @@ func (m *Manager) AllClusters() ([]*federationv1beta1.Cluster, error) {
 	return m.clusters.List(labels.Everything())
 }
 
-// member is the usable member of that name, nil when there is none.
+// member is the member cluster of that name, nil when it has no caches.
 func (m *Manager) member(cluster string) *member {
 	m.mu.RLock()
 	defer m.mu.RUnlock()

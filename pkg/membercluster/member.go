@@ -52,7 +52,7 @@ func newMember(ctx context.Context, name, identity string, clients *Clients, fed
 			inf = factory.ForResource(gvr)
 		}
 		// Managed fields are large and never read: drop them from the
-		// cache. Metadata stays typed, a third of its size as unstructured:
+		// cache. Metadata stays typed, half its size as unstructured:
 		// get and list convert it when they hand it out.
 		_ = inf.Informer().SetTransform(func(obj any) (any, error) {
 			obj, _ = cachetrim.ManagedFields(obj)
