@@ -131,19 +131,16 @@ func (m *member) get(gvr schema.GroupVersionResource, namespace, name string) (*
 }
 
 func (m *member) list(gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []*unstructured.Unstructured {
-	inf, ok := m.informer[gvr]
-	if !ok {
-		return nil
-	}
 	var out []*unstructured.Unstructured
-	_ = cache.ListAllByNamespace(inf.Informer().GetIndexer(), namespace, selector, func(obj any) {
+	for _, obj := range m.listMetadata(gvr, namespace, selector) {
 		if u, ok := asUnstructured(gvr, obj); ok {
 			out = append(out, u)
 		}
-	})
+	}
 	return out
 }
 
+// listMetadata lists the cached objects as they are.
 func (m *member) listMetadata(gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []metav1.Object {
 	inf, ok := m.informer[gvr]
 	if !ok {

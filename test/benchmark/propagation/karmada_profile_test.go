@@ -2,7 +2,6 @@ package propagation
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -26,17 +25,19 @@ func (kb *karmadaBench) profileSide(s *side, scenario string) func() {
 	path := func(program, ext string) string {
 		return filepath.Join(*profileDir, fmt.Sprintf("karmada-%s-%s-%d.%s", program, scenario, len(kb.clusters), ext))
 	}
+	// Karmada's programs serve pprof on loopback without authentication.
+	client := &http.Client{Timeout: (profileSeconds + 30) * time.Second}
 	var waits []<-chan error
 	for _, program := range []string{karmadaenv.ControllerManager, karmadaenv.Scheduler} {
 		done := make(chan error, 1)
 		waits = append(waits, done)
 		go func() {
-			done <- fetchProfile(kb.plane.ProfileURL(program)+fmt.Sprintf("profile?seconds=%d", profileSeconds), path(program, "pprof"))
+			done <- saveGet(client, kb.plane.ProfileURL(program)+fmt.Sprintf("profile?seconds=%d", profileSeconds), path(program, "pprof"))
 		}()
 	}
 	go func() {
 		time.Sleep(5 * time.Second) // into the scenario: where the workers wait
-		if err := fetchProfile(kb.plane.ProfileURL(karmadaenv.ControllerManager)+"goroutine?debug=1", path("controller-manager", "goroutines.txt")); err != nil {
+		if err := saveGet(client, kb.plane.ProfileURL(karmadaenv.ControllerManager)+"goroutine?debug=1", path("controller-manager", "goroutines.txt")); err != nil {
 			kb.note(fmt.Sprintf("%s: Karmada's goroutine dump: %v", scenario, err))
 		}
 	}()
@@ -49,24 +50,4 @@ func (kb *karmadaBench) profileSide(s *side, scenario string) func() {
 		}
 		fmt.Printf("karmada comparison: Karmada's CPU profiles of %s in %s\n", scenario, *profileDir)
 	}
-}
-
-// fetchProfile saves what url answers to path.
-func fetchProfile(url, path string) error {
-	client := &http.Client{Timeout: (profileSeconds + 30) * time.Second}
-	resp, err := client.Get(url)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", url, resp.Status)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = io.Copy(f, resp.Body)
-	return err
 }

@@ -35,18 +35,7 @@ func (bn *bench) profile(scenario string) func() {
 	}
 	done := make(chan error, 1)
 	dump := func(url, name string) error {
-		resp, err := client.Get(url)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		f, err := os.Create(filepath.Join(*profileDir, fmt.Sprintf("controller-manager-%s-%d.%s", scenario, len(bn.clusters), name)))
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		_, err = io.Copy(f, resp.Body)
-		return err
+		return saveGet(client, url, filepath.Join(*profileDir, fmt.Sprintf("controller-manager-%s-%d.%s", scenario, len(bn.clusters), name)))
 	}
 	go func() {
 		time.Sleep(5 * time.Second) // into the burst: where the workers wait
@@ -54,26 +43,7 @@ func (bn *bench) profile(scenario string) func() {
 			bn.note(fmt.Sprintf("%s: goroutine dump: %v", scenario, err))
 		}
 	}()
-	go func() {
-		resp, err := client.Get(url)
-		if err != nil {
-			done <- err
-			return
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			done <- fmt.Errorf("%s: %s", url, resp.Status)
-			return
-		}
-		f, err := os.Create(path)
-		if err != nil {
-			done <- err
-			return
-		}
-		defer f.Close()
-		_, err = io.Copy(f, resp.Body)
-		done <- err
-	}()
+	go func() { done <- saveGet(client, url, path) }()
 	// The federation apiserver serves /debug/pprof/ to its admin.
 	apiserverDone := profileAPIServer(bn.fed.CoreV1().RESTClient(),
 		filepath.Join(*profileDir, fmt.Sprintf("federation-apiserver-%s-%d.pprof", scenario, len(bn.clusters))))
@@ -90,6 +60,26 @@ func (bn *bench) profile(scenario string) func() {
 		}
 		fmt.Printf("clusters=%d: controller manager CPU profile of %s in %s\n", len(bn.clusters), scenario, path)
 	}
+}
+
+// saveGet saves to path what client answers to a GET of url, which must
+// be 200 OK.
+func saveGet(client *http.Client, url, path string) error {
+	resp, err := client.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(f, resp.Body)
+	return err
 }
 
 // profileAPIServer saves a CPU profile of profileSeconds of the apiserver

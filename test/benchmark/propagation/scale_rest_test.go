@@ -3,7 +3,6 @@ package propagation
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -103,16 +102,9 @@ func (bn *bench) heapProfile(name string) {
 	}
 	client, base, err := bn.u.Plane(federation).ControllerManagerClient()
 	bn.check(err)
-	resp, err := client.Get(base + "/debug/pprof/heap")
-	bn.check(err)
-	defer resp.Body.Close()
 	bn.check(os.MkdirAll(*profileDir, 0o755))
 	path := filepath.Join(*profileDir, fmt.Sprintf("controller-manager-heap-%s.pprof", name))
-	f, err := os.Create(path)
-	bn.check(err)
-	defer f.Close()
-	_, err = io.Copy(f, resp.Body)
-	bn.check(err)
+	bn.check(saveGet(client, base+"/debug/pprof/heap", path))
 	// The federation apiserver serves /debug/pprof/ to its admin.
 	raw, err := bn.fed.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/heap").DoRaw(context.Background())
 	bn.check(err)
