@@ -19,7 +19,9 @@ import (
 
 	"github.com/federation-v1/federation/pkg/admission/federationannotations"
 	"github.com/federation-v1/federation/pkg/admission/federationfinalizer"
+	"github.com/federation-v1/federation/pkg/admission/federationquota"
 	"github.com/federation-v1/federation/pkg/admission/federationrbac"
+	"github.com/federation-v1/federation/pkg/admission/federationworkloads"
 	"github.com/federation-v1/federation/pkg/apiserver"
 	"github.com/federation-v1/federation/pkg/embeddedetcd"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
@@ -57,6 +59,9 @@ type Options struct {
 	// ServiceClusterIPRange is the CIDR of the federation's virtual
 	// cluster IPs, the first of which is default/kubernetes'.
 	ServiceClusterIPRange string
+	// AllowedServiceExternalIPCIDRs are where a Service's externalIPs may
+	// be (FederationWorkloads); none by default.
+	AllowedServiceExternalIPCIDRs []string
 }
 
 // NewOptions returns the default options.
@@ -83,11 +88,19 @@ func NewOptions() *Options {
 	federationannotations.Register(o.Admission.Plugins)
 	federationrbac.Register(o.Admission.Plugins)
 	federationfinalizer.Register(o.Admission.Plugins, federatedtypes.Resources(), federatedtypes.NeverPropagated)
-	o.Admission.RecommendedPluginOrder = append(o.Admission.RecommendedPluginOrder, federationfinalizer.PluginName, federationannotations.PluginName, federationrbac.PluginName)
+	// Read as the plugin is made, once the flags are parsed.
+	federationworkloads.Register(o.Admission.Plugins, func() []string { return o.AllowedServiceExternalIPCIDRs })
+	o.Admission.RecommendedPluginOrder = append(o.Admission.RecommendedPluginOrder, federationfinalizer.PluginName, federationannotations.PluginName, federationrbac.PluginName,
+		federationworkloads.PluginName)
+	// Last, as in kube-apiserver: only what every other plugin admits is
+	// charged to the quotas (the object counts of the federated types).
+	federationquota.Register(o.Admission.Plugins)
+	o.Admission.RecommendedPluginOrder = append(o.Admission.RecommendedPluginOrder, federationquota.PluginName)
 	// The webhook and policy plugins need admissionregistration, which
 	// this server does not serve: they stay off.
 	o.Admission.DefaultOffPlugins = sets.New(o.Admission.Plugins.Registered()...).
-		Delete(lifecycle.PluginName, federationfinalizer.PluginName, federationannotations.PluginName, federationrbac.PluginName)
+		Delete(lifecycle.PluginName, federationfinalizer.PluginName, federationannotations.PluginName, federationrbac.PluginName, federationworkloads.PluginName)
+	o.Admission.DefaultOffPlugins.Delete(federationquota.PluginName)
 	return o
 }
 
@@ -118,6 +131,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "How long events are kept.")
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange,
 		"CIDR of the federation's virtual cluster IPs, one per federated Service (not headless or ExternalName), never propagated: each member allocates its own. Its first address is the Service default/kubernetes'. The default, RFC 2544's benchmarking block, is no cluster installer's service range, so a federation address is never mistaken for a member's. Single-stack, at most 20 host bits.")
+	fs.StringSliceVar(&o.AllowedServiceExternalIPCIDRs, "allowed-service-external-ip-cidrs", o.AllowedServiceExternalIPCIDRs,
+		"Comma-separated CIDRs inside which a federated Service's spec.externalIPs may be; any other external IP is refused (422), as kube-apiserver's DenyServiceExternalIPs does, because every member's kube-proxy would route traffic for that address, whoever owns it, to the Service (CVE-2020-8554). Addresses a Service already has may stay on update. Empty, the default, allows none.")
 }
 
 // EmbeddedEtcd reports whether the server runs its own etcd.
@@ -174,6 +189,9 @@ func (o *Options) Validate() error {
 	}
 	if _, err := o.serviceClusterIPRange(); err != nil {
 		errs = append(errs, err)
+	}
+	if _, err := federationworkloads.ParseCIDRs(o.AllowedServiceExternalIPCIDRs); err != nil {
+		errs = append(errs, fmt.Errorf("--allowed-service-external-ip-cidrs %w", err))
 	}
 	return utilerrors.NewAggregate(errs)
 }

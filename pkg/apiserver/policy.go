@@ -69,6 +69,9 @@ func federationClusterRoles() []rbacv1.ClusterRole {
 // keep Deployments' revision history (create and delete the local
 // ReplicaSets of it, write the revision annotation, perform rollbacks),
 // keep Clusters' status, read the members' credentials, record events.
+// Listing and watching every federated type and updating resourcequotas/status
+// is also all the resource quota controller needs (the federation's own
+// object counts in the quotas' status: pkg/controllers/federationquota).
 func controllerManagerRules() []rbacv1.PolicyRule {
 	var rules []rbacv1.PolicyRule
 	for _, t := range federatedtypes.All {

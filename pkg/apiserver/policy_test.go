@@ -71,3 +71,39 @@ func TestTenantRolesCoverTheFederatedTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestControllerManagerMayKeepQuotaUsage: the resource quota controller of
+// federation-controller-manager (pkg/controllers/federationquota) lists and
+// watches every counted type and writes the quotas' status, and nothing
+// more of them: it never creates, deletes or changes a quota's spec by
+// itself beyond what the propagation controllers already may.
+func TestControllerManagerMayKeepQuotaUsage(t *testing.T) {
+	rules := controllerManagerRules()
+	allowed := func(verb, group, resource, subresource string) bool {
+		return rbac.RulesAllow(authorizer.AttributesRecord{Verb: verb, Namespace: "team", APIGroup: group, Resource: resource,
+			Subresource: subresource, ResourceRequest: true}, rules...)
+	}
+	for _, typ := range federatedtypes.All {
+		if !typ.Namespaced {
+			continue
+		}
+		for _, verb := range []string{"list", "watch"} {
+			assert.True(t, allowed(verb, typ.Resource.Group, typ.Resource.Resource, ""), "%s %s", verb, typ.Resource.GroupResource())
+		}
+	}
+	for _, verb := range []string{"get", "list", "watch"} {
+		assert.True(t, allowed(verb, "", "resourcequotas", ""), verb)
+	}
+	assert.True(t, allowed("update", "", "resourcequotas", "status"))
+	assert.False(t, allowed("create", "", "resourcequotas", ""))
+	assert.False(t, allowed("delete", "", "resourcequotas", ""))
+
+	// Admission trusts status.used: no tenant role may write it.
+	roles := bootstrapPolicy().ClusterRoles
+	for _, role := range []string{"admin", "edit", "view"} {
+		for _, verb := range []string{"update", "patch"} {
+			attrs := authorizer.AttributesRecord{Verb: verb, Namespace: "team", Resource: "resourcequotas", Subresource: "status", ResourceRequest: true}
+			assert.False(t, rbac.RulesAllow(attrs, aggregated(roles, role)...), "%s may %s resourcequotas/status", role, verb)
+		}
+	}
+}

@@ -162,12 +162,17 @@ func completeClaim(_ *unstructured.Unstructured, status map[string]any, all bool
 
 // resourceQuotaStatus sums what the members' quotas count as used. Each
 // member enforces the whole quota on its own: used can reach hard in
-// every cluster.
+// every cluster. The object counts of the federated types (QuotaCounted)
+// are left out: the federation counts its own objects for them
+// (completeQuota).
 func resourceQuotaStatus(members []Member) (map[string]any, map[string]string) {
 	used := map[string]resource.Quantity{}
 	for _, m := range members {
 		have, _, _ := unstructured.NestedStringMap(m.Object.Object, "status", "used")
 		for name, v := range have {
+			if QuotaCounted(name) {
+				continue
+			}
 			q, err := resource.ParseQuantity(v)
 			if err != nil {
 				continue
@@ -184,10 +189,46 @@ func resourceQuotaStatus(members []Member) (map[string]any, map[string]string) {
 	return status, nil
 }
 
-// completeQuota reports the federated quota's own hard limits.
+// completeQuota reports the federated quota's own hard limits, and the
+// members' usage of only those. The object counts of the federated types
+// (QuotaCounted), in hard and used, are the federation's resource quota
+// controller's (it sets their hard limit together with their usage, and
+// the ResourceQuota admission plugin adds to their usage): they are kept as
+// the federated object has them, so that neither writer takes back what
+// the other wrote (both write by update, so a stale one conflicts and
+// retries).
 func completeQuota(fed *unstructured.Unstructured, status map[string]any, _ bool) {
-	if hard, _, _ := unstructured.NestedMap(fed.Object, "spec", "hard"); len(hard) > 0 {
+	spec, _, _ := unstructured.NestedMap(fed.Object, "spec", "hard")
+	current, _, _ := unstructured.NestedMap(fed.Object, "status")
+	hard := map[string]any{}
+	for name, v := range spec {
+		if !QuotaCounted(name) {
+			hard[name] = v
+		}
+	}
+	used := map[string]any{}
+	if summed, ok := status["used"].(map[string]any); ok {
+		for name, v := range summed {
+			if _, limited := hard[name]; limited {
+				used[name] = v
+			}
+		}
+	}
+	for field, out := range map[string]map[string]any{"hard": hard, "used": used} {
+		have, _ := current[field].(map[string]any)
+		for name, v := range have {
+			if QuotaCounted(name) {
+				out[name] = v
+			}
+		}
+	}
+	delete(status, "hard")
+	delete(status, "used")
+	if len(hard) > 0 {
 		status["hard"] = hard
+	}
+	if len(used) > 0 {
+		status["used"] = used
 	}
 }
 

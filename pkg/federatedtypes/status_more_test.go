@@ -106,12 +106,15 @@ func TestClaimIsBoundOnlyWhenBoundInEveryCluster(t *testing.T) {
 
 func TestResourceQuotaStatusSumsUsedAndReportsTheFederatedHardLimits(t *testing.T) {
 	members := []Member{
-		withStatus("c1", 0, nil, map[string]any{"hard": map[string]any{"pods": "5"}, "used": map[string]any{"pods": "2", "requests.cpu": "500m"}}),
-		withStatus("c2", 0, nil, map[string]any{"hard": map[string]any{"pods": "5"}, "used": map[string]any{"pods": "1", "requests.cpu": "1"}}),
+		withStatus("c1", 0, nil, map[string]any{"hard": map[string]any{"pods": "5"}, "used": map[string]any{"pods": "2", "requests.cpu": "500m",
+			"configmaps": "3", "count/configmaps": "3"}}),
+		withStatus("c2", 0, nil, map[string]any{"hard": map[string]any{"pods": "5"}, "used": map[string]any{"pods": "1", "requests.cpu": "1",
+			"count/deployments.apps": "1"}}),
 		withStatus("c3", 0, nil, map[string]any{}),
 	}
 	status, _ := resourceQuotaStatus(members)
-	assert.Equal(t, map[string]any{"used": map[string]any{"pods": "3", "requests.cpu": "1500m"}}, status)
+	assert.Equal(t, map[string]any{"used": map[string]any{"pods": "3", "requests.cpu": "1500m"}}, status,
+		"the members' sum, without the object counts the federation keeps itself")
 
 	fed := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"hard": map[string]any{"pods": "5", "requests.cpu": "2"}}}}
 	completeQuota(fed, status, false)
@@ -119,4 +122,73 @@ func TestResourceQuotaStatusSumsUsedAndReportsTheFederatedHardLimits(t *testing.
 
 	status, _ = resourceQuotaStatus(nil)
 	assert.Empty(t, status)
+}
+
+func TestQuotaCountedAreTheObjectCountsOfTheNamespacedFederatedTypes(t *testing.T) {
+	for _, name := range []string{"count/configmaps", "configmaps", "count/secrets", "secrets", "count/services", "services",
+		"services.loadbalancers", "services.nodeports", "count/persistentvolumeclaims", "persistentvolumeclaims",
+		"count/resourcequotas", "resourcequotas", "count/deployments.apps", "count/jobs.batch", "count/serviceaccounts",
+		"count/horizontalpodautoscalers.autoscaling", "count/ingresses.networking.k8s.io", "count/rolebindings.rbac.authorization.k8s.io"} {
+		assert.True(t, QuotaCounted(name), name)
+	}
+	for _, name := range []string{"pods", "count/pods", "requests.cpu", "limits.memory", "requests.storage", "count/namespaces",
+		"replicationcontrollers", "count/replicationcontrollers", "count/deployments.extensions", "count/widgets.example.com",
+		"gold.storageclass.storage.k8s.io/requests.storage"} {
+		assert.False(t, QuotaCounted(name), name)
+	}
+}
+
+// TestCompleteQuotaLeavesTheFederationsCountsToTheQuotaController: the
+// status written from the members keeps the object counts (hard and used)
+// as the federated object has them, and the rest from the spec and the
+// members, masked to the spec's limits.
+func TestCompleteQuotaLeavesTheFederationsCountsToTheQuotaController(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		spec, current map[string]any // spec.hard; status
+		summed        map[string]any // the members' used
+		want          map[string]any
+	}{{
+		name:   "a new quota: only what members count, until the quota controller counts the federation's objects",
+		spec:   map[string]any{"count/configmaps": "5", "requests.cpu": "2"},
+		summed: map[string]any{"requests.cpu": "1"},
+		want:   map[string]any{"hard": map[string]any{"requests.cpu": "2"}, "used": map[string]any{"requests.cpu": "1"}},
+	}, {
+		name:    "counted: the federation's counts stay, the members' sums change",
+		spec:    map[string]any{"count/configmaps": "5", "configmaps": "6", "requests.cpu": "2"},
+		current: map[string]any{"hard": map[string]any{"count/configmaps": "5", "configmaps": "6", "requests.cpu": "2"}, "used": map[string]any{"count/configmaps": "4", "configmaps": "4", "requests.cpu": "1"}},
+		summed:  map[string]any{"requests.cpu": "1500m"},
+		want: map[string]any{"hard": map[string]any{"count/configmaps": "5", "configmaps": "6", "requests.cpu": "2"},
+			"used": map[string]any{"count/configmaps": "4", "configmaps": "4", "requests.cpu": "1500m"}},
+	}, {
+		name:    "a changed limit of a count is the quota controller's to write, with its usage",
+		spec:    map[string]any{"count/secrets": "9"},
+		current: map[string]any{"hard": map[string]any{"count/secrets": "3"}, "used": map[string]any{"count/secrets": "2"}},
+		want:    map[string]any{"hard": map[string]any{"count/secrets": "3"}, "used": map[string]any{"count/secrets": "2"}},
+	}, {
+		name:    "what members count beyond the spec's limits (an older spec there) is not reported",
+		spec:    map[string]any{"pods": "10"},
+		current: map[string]any{"hard": map[string]any{"pods": "10"}},
+		summed:  map[string]any{"pods": "4", "requests.memory": "1Gi"},
+		want:    map[string]any{"hard": map[string]any{"pods": "10"}, "used": map[string]any{"pods": "4"}},
+	}, {
+		name: "no limits, nothing",
+		want: map[string]any{},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			fed := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
+			if tc.spec != nil {
+				fed.Object["spec"] = map[string]any{"hard": tc.spec}
+			}
+			if tc.current != nil {
+				fed.Object["status"] = tc.current
+			}
+			status := map[string]any{}
+			if tc.summed != nil {
+				status["used"] = tc.summed
+			}
+			completeQuota(fed, status, true)
+			assert.Equal(t, tc.want, status)
+		})
+	}
 }

@@ -17,6 +17,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/memberrbac"
 	"github.com/federation-v1/federation/pkg/poll"
 )
 
@@ -30,6 +31,12 @@ type joinOptions struct {
 	// customResourceGroups are the API groups whose CRDs and custom
 	// resources the federation may write in the member.
 	customResourceGroups []string
+	// podSecurity is the Pod Security level the member's policy holds the
+	// federation's pods to: baseline or restricted.
+	podSecurity string
+	// adoptNamespaces are the member namespaces join adopts for the
+	// federation, which may then write in them.
+	adoptNamespaces []string
 }
 
 func newJoinCommand(g *globalFlags) *cobra.Command {
@@ -43,8 +50,10 @@ In the member (reached with --cluster-context, by default CLUSTER_NAME) it creat
 the namespace federation-system, a ServiceAccount, a ClusterRole with only what the
 federated types and health checks need, its binding and a long-lived token, and a
 ValidatingAdmissionPolicy (with its binding) that refuses the account's writes to
-kube-system, kube-public, kube-node-lease and federation-system and pods asking for
-host namespaces, hostPath volumes, privilege or capabilities beyond baseline.
+kube-system, kube-public, kube-node-lease and federation-system, and to any namespace
+the federation neither created nor was adopted in, and pods beyond Pod Security
+baseline (or restricted, --pod-security). It marks the namespaces of
+--adopt-namespaces adopted by the federation (unjoin takes the marks off).
 A second ClusterRole, federation-FED-namespace-rbac, holds the account's RBAC
 rights in the namespaces the federation creates; the policy bounds them to those
 namespaces (see README "Roles and RoleBindings"). In the federation it stores those credentials in a Secret in federation-system and
@@ -59,6 +68,12 @@ creates the Cluster object.`,
 			if err := validateCustomResourceGroups(o.customResourceGroups); err != nil {
 				return err
 			}
+			if err := validatePodSecurity(o.podSecurity); err != nil {
+				return err
+			}
+			if err := validateAdoptNamespaces(o.adoptNamespaces); err != nil {
+				return err
+			}
 			return o.run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
@@ -66,6 +81,10 @@ creates the Cluster object.`,
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the objects that would be created, and create nothing")
 	cmd.Flags().StringSliceVar(&o.customResourceGroups, "custom-resource-groups", nil,
 		"API groups (example.com,cert-manager.io) whose CustomResourceDefinitions and custom resources the federation may create, change and delete in the member; none of Kubernetes' own (*.k8s.io)")
+	cmd.Flags().StringVar(&o.podSecurity, "pod-security", podSecurityBaseline,
+		"Pod Security level (baseline or restricted) the member's policy holds every pod and pod template the federation writes to, whatever the namespace's own Pod Security labels")
+	cmd.Flags().StringSliceVar(&o.adoptNamespaces, "adopt-namespaces", []string{"default"},
+		"existing member namespaces the federation may write in although it did not create them (labelled "+memberrbac.AdoptedByLabel+"=FEDERATION; missing ones are skipped; never kube-system, kube-public, kube-node-lease nor federation-system); --adopt-namespaces= adopts none")
 	return cmd
 }
 
@@ -93,6 +112,7 @@ func (o *joinOptions) run(ctx context.Context, out io.Writer) error {
 
 	access := newMemberAccess(o.federation)
 	withCustomResourceGroups(access, o.federation, o.customResourceGroups)
+	withPodSecurity(access, o.federation, o.podSecurity)
 	cluster := &federationv1beta1.Cluster{
 		TypeMeta:   typeMeta("federation/v1beta1", "Cluster"),
 		ObjectMeta: metav1.ObjectMeta{Name: o.cluster},
@@ -106,6 +126,15 @@ func (o *joinOptions) run(ctx context.Context, out io.Writer) error {
 
 	undo := &rollback{}
 	token, ca, err := createMemberAccess(ctx, member, access, undo)
+	if err == nil {
+		// Before the Cluster exists, so that the federation's first writes
+		// there are let in.
+		var skipped []string
+		skipped, err = adoptNamespaces(ctx, member, o.federation, o.adoptNamespaces, undo)
+		for _, s := range skipped {
+			fmt.Fprintf(out, "warning: %s\n", s)
+		}
+	}
 	if err == nil {
 		err = registerCluster(ctx, fed, cluster, token, append(ca, memberCfg.CAData...), undo)
 	}

@@ -25,26 +25,16 @@ import (
 // in a member), so its identity is refused there outright.
 var protectedNamespaces = []string{"kube-system", "kube-public", "kube-node-lease", membercluster.SecretNamespace}
 
-// baselineCapabilities are the capabilities Pod Security's baseline level
-// lets a container add.
-var baselineCapabilities = []string{
-	"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
-	"NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT",
-}
-
-// templateKinds are the kinds whose spec.template.spec is a pod spec.
-var templateKinds = []string{"Deployment", "ReplicaSet", "DaemonSet", "StatefulSet", "Job", "ReplicationController"}
-
 // newMemberPolicy is the ValidatingAdmissionPolicy, and its binding, that
 // join installs in a member so that the member need not trust the
 // federation: the federation's account (username) may not write in
-// protectedNamespaces nor ask for pods with host namespaces, hostPath
-// volumes, privilege or capabilities beyond baseline. Both are named after
-// the federation, so that two federations joined to one member keep theirs.
+// protectedNamespaces, nor in a namespace it neither created nor was
+// adopted in, nor ask for pods beyond Pod Security baseline
+// (podSecurityValidations; withPodSecurity adds restricted). Both are
+// named after the federation, so that two federations joined to one member
+// keep theirs.
 func newMemberPolicy(fed, username string, meta metav1.ObjectMeta) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
-	refused := func(what string) string {
-		return fmt.Sprintf("federation %q may not %s in this cluster (policy %s)", fed, what, meta.Name)
-	}
+	refused := refusedBy(fed, meta.Name)
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
 		TypeMeta:   typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"),
 		ObjectMeta: meta,
@@ -63,11 +53,7 @@ func newMemberPolicy(fed, username string, meta metav1.ObjectMeta) (*admissionre
 				Name:       "federation-identity",
 				Expression: "request.userInfo.username == " + strconv.Quote(username),
 			}},
-			Variables: []admissionregistrationv1.Variable{
-				{Name: "protected", Expression: celList(protectedNamespaces)},
-				{Name: "pod", Expression: podSpecExpression},
-				{Name: "containers", Expression: containersExpression},
-			},
+			Variables: append([]admissionregistrationv1.Variable{{Name: "protected", Expression: celList(protectedNamespaces)}}, podVariables...),
 			Validations: []admissionregistrationv1.Validation{
 				{
 					// Empty request fields are absent, hence has(). A Namespace's
@@ -78,22 +64,11 @@ func newMemberPolicy(fed, username string, meta metav1.ObjectMeta) (*admissionre
 					MessageExpression: strconv.Quote(fmt.Sprintf("federation %q may not write to namespace ", fed)) +
 						" + (has(request.namespace) ? request.namespace : request.name) + " + strconv.Quote(" in this cluster (policy "+meta.Name+")"),
 				},
-				{Expression: "!(has(variables.pod.hostNetwork) && variables.pod.hostNetwork)", Message: refused("run pods with hostNetwork")},
-				{Expression: "!(has(variables.pod.hostPID) && variables.pod.hostPID)", Message: refused("run pods with hostPID")},
-				{Expression: "!(has(variables.pod.hostIPC) && variables.pod.hostIPC)", Message: refused("run pods with hostIPC")},
-				{Expression: "!has(variables.pod.volumes) || variables.pod.volumes.all(v, !has(v.hostPath))", Message: refused("run pods with hostPath volumes")},
-				{
-					Expression: "variables.containers.all(c, !has(c.securityContext) || !has(c.securityContext.privileged) || !c.securityContext.privileged)",
-					Message:    refused("run privileged containers"),
-				},
-				{
-					Expression: "variables.containers.all(c, !has(c.securityContext) || !has(c.securityContext.capabilities) || " +
-						"!has(c.securityContext.capabilities.add) || c.securityContext.capabilities.add.all(cap, cap in " + celList(baselineCapabilities) + "))",
-					Message: refused("add capabilities beyond Pod Security baseline (" + strings.Join(baselineCapabilities, ", ") + ")"),
-				},
+				namespaceValidation(fed, meta.Name),
 			},
 		},
 	}
+	policy.Spec.Validations = append(policy.Spec.Validations, podSecurityValidations(refused)...)
 	policy.Spec.Validations = append(policy.Spec.Validations, rbacValidations(fed, memberrbac.DefaultBindableClusterRoles)...)
 	for i := range policy.Spec.Validations {
 		policy.Spec.Validations[i].Reason = ptr.To(metav1.StatusReasonForbidden)
@@ -109,18 +84,41 @@ func newMemberPolicy(fed, username string, meta metav1.ObjectMeta) (*admissionre
 	return policy, binding
 }
 
-// podSpecExpression is the pod spec a request asks for: a Pod's, a pod
-// template's or a CronJob's job template's; empty for anything else and
-// for deletions.
-var podSpecExpression = `object == null || !has(object.spec) ? {} :
-request.kind.kind == 'Pod' ? object.spec :
-request.kind.kind == 'CronJob' ? (has(object.spec.jobTemplate) && has(object.spec.jobTemplate.spec) && has(object.spec.jobTemplate.spec.template) && has(object.spec.jobTemplate.spec.template.spec) ? object.spec.jobTemplate.spec.template.spec : {}) :
-request.kind.kind in ` + celList(templateKinds) + ` && has(object.spec.template) && has(object.spec.template.spec) ? object.spec.template.spec : {}`
+// refusedBy is the message of policy's refusal of what federation fed may not do.
+func refusedBy(fed, policy string) func(what string) string {
+	return func(what string) string {
+		return fmt.Sprintf("federation %q may not %s in this cluster (policy %s)", fed, what, policy)
+	}
+}
 
-// containersExpression are every container of variables.pod.
-const containersExpression = `(has(variables.pod.containers) ? variables.pod.containers : []) +
-(has(variables.pod.initContainers) ? variables.pod.initContainers : []) +
-(has(variables.pod.ephemeralContainers) ? variables.pod.ephemeralContainers : [])`
+// namespaceValidation is the policy's half of the rule the propagation
+// keeps too: the federation writes into a member namespace only if it
+// created it (memberrbac.CreatedByLabel) or an admin adopted it for it
+// (memberrbac.AdoptedByLabel), so that a tenant's objects never reach a
+// namespace another team owns there. Left out: the protected namespaces
+// (refused already, whatever their labels), Namespaces themselves (their
+// marks have rules of their own; a Namespace's request.namespace is its
+// own name, and its namespaceObject null), events (which the federation
+// reports anywhere), and Roles and RoleBindings (written only where it
+// created the namespace: rbacValidations).
+func namespaceValidation(fed, policy string) admissionregistrationv1.Validation {
+	name := strconv.Quote(fed)
+	marked := func(label string) string {
+		l := strconv.Quote(label)
+		return fmt.Sprintf("(%s in namespaceObject.metadata.labels && namespaceObject.metadata.labels[%s] == %s)", l, l, name)
+	}
+	return admissionregistrationv1.Validation{
+		Expression: "!has(request.namespace) || request.namespace == '' || request.namespace in variables.protected || " +
+			"(request.resource.group == '' && request.resource.resource in ['namespaces', 'events']) || " +
+			"(request.resource.group == 'events.k8s.io' && request.resource.resource == 'events') || " +
+			"(request.resource.group == 'rbac.authorization.k8s.io' && request.resource.resource in ['roles', 'rolebindings']) || " +
+			"(namespaceObject != null && has(namespaceObject.metadata.labels) && (" + marked(memberrbac.CreatedByLabel) + " || " + marked(memberrbac.AdoptedByLabel) + "))",
+		Message: fmt.Sprintf("federation %q may not write in a namespace it neither created nor was adopted in (label %s or %s) (policy %s)",
+			fed, memberrbac.CreatedByLabel, memberrbac.AdoptedByLabel, policy),
+		MessageExpression: strconv.Quote(fmt.Sprintf("federation %q may not write in namespace ", fed)) + " + request.namespace + " +
+			strconv.Quote(fmt.Sprintf(": it neither created it nor was it adopted (label %s or %s) (policy %s)", memberrbac.CreatedByLabel, memberrbac.AdoptedByLabel, policy)),
+	}
+}
 
 // celList is a CEL list literal of strings.
 func celList(items []string) string {

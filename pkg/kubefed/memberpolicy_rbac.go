@@ -3,6 +3,7 @@ package kubefed
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
@@ -11,10 +12,12 @@ import (
 
 // rbacValidations bound the federation's RBAC writes in a member (see
 // package memberrbac): the created-by mark of a namespace is set only as
-// the federation creates it; Roles and RoleBindings are written only in
-// namespaces so marked; Roles grant none of memberrbac.RefusedVerbs;
-// RoleBindings refer to Roles (of their namespace), to the bindable
-// ClusterRoles, or are the federation's own binding there; ClusterRoles and
+// the federation creates it, the adopted-by mark only to its own name;
+// Roles and RoleBindings are written only in namespaces it created;
+// Roles grant none of memberrbac.RefusedVerbs; RoleBindings refer to Roles
+// (of their namespace), to the bindable ClusterRoles, or are the
+// federation's own binding there, and name no system: user or group nor a
+// service account of the protected namespaces; ClusterRoles and
 // ClusterRoleBindings are never written. Whether a RoleBinding's Role is
 // one the federation propagated cannot be told here (a policy reads only
 // the request, its object and its namespace): it is bounded by the
@@ -30,16 +33,19 @@ func rbacValidations(fed string, bindable []string) []admissionregistrationv1.Va
 	labelled := func(obj string) string {
 		return fmt.Sprintf("(%s != null && has(%s.metadata.labels) && %s in %s.metadata.labels)", obj, obj, mark, obj)
 	}
-	refused := func(what string) string {
-		return fmt.Sprintf("federation %q may not %s in this cluster (policy %s)", fed, what, accessName(fed))
-	}
+	refused := refusedBy(fed, accessName(fed))
+	// Its own binding in a namespace: its namespace role, to its account.
+	ownAccess := "(object.roleRef.kind == 'ClusterRole' && object.roleRef.name == " + access + " && object.metadata.name == " + access +
+		" && has(object.subjects) && object.subjects.size() == 1 && object.subjects[0].kind == 'ServiceAccount' && " +
+		"object.subjects[0].name == " + strconv.Quote(account.Name) + " && 'namespace' in object.subjects[0] && object.subjects[0]['namespace'] == " + strconv.Quote(account.Namespace) + ")"
 	return []admissionregistrationv1.Validation{
 		{
-			Expression: "!(request.resource.group == '' && request.resource.resource == 'namespaces' && (!has(request.subResource) || request.subResource == '')) || !" + labelled("object") +
+			Expression: "!" + namespaceWrite + " || !" + labelled("object") +
 				" || (request.operation == 'CREATE' ? object.metadata.labels[" + mark + "] == " + name +
 				" : " + labelled("oldObject") + " && oldObject.metadata.labels[" + mark + "] == object.metadata.labels[" + mark + "])",
 			Message: refused("mark a namespace " + memberrbac.CreatedByLabel + " other than as it creates it"),
 		},
+		adoptedValidation(fed, refused),
 		{
 			Expression: "!" + rbacResource("roles", "rolebindings") + " || (" + labelled("namespaceObject") +
 				" && namespaceObject.metadata.labels[" + mark + "] == " + name + ")",
@@ -54,14 +60,47 @@ func rbacValidations(fed string, bindable []string) []admissionregistrationv1.Va
 			// (A subject's namespace is read by index: namespace is a
 			// reserved word in CEL.)
 			Expression: "!" + rbacResource("rolebindings") + " || object == null || object.roleRef.kind != 'ClusterRole' || " +
-				"object.roleRef.name in " + celList(bindable) + " || (object.roleRef.name == " + access + " && object.metadata.name == " + access +
-				" && has(object.subjects) && object.subjects.size() == 1 && object.subjects[0].kind == 'ServiceAccount' && " +
-				"object.subjects[0].name == " + strconv.Quote(account.Name) + " && 'namespace' in object.subjects[0] && object.subjects[0]['namespace'] == " + strconv.Quote(account.Namespace) + ")",
+				"object.roleRef.name in " + celList(bindable) + " || " + ownAccess,
 			Message: refused(fmt.Sprintf("bind a ClusterRole other than %v", bindable)),
+		},
+		{
+			// Anonymous or every authenticated user, every service account,
+			// the nodes: a tenant's binding must not reach them.
+			Expression: "!" + rbacResource("rolebindings") + " || object == null || !has(object.subjects) || " +
+				"object.subjects.all(s, !(s.kind in ['Group', 'User'] && s.name.startsWith('system:')))",
+			Message: refused("write a RoleBinding naming a system: user or group (system:unauthenticated, system:authenticated, system:serviceaccounts, ...)"),
+		},
+		{
+			Expression: "!" + rbacResource("rolebindings") + " || object == null || !has(object.subjects) || " + ownAccess + " || " +
+				"object.subjects.all(s, !(s.kind == 'ServiceAccount' && 'namespace' in s && s['namespace'] in variables.protected))",
+			Message: refused("write a RoleBinding naming a service account of " + strings.Join(protectedNamespaces, ", ")),
 		},
 		{
 			Expression: "!" + rbacResource("clusterroles", "clusterrolebindings"),
 			Message:    refused("write ClusterRoles or ClusterRoleBindings"),
 		},
+	}
+}
+
+// namespaceWrite is whether a request writes a Namespace itself (not a
+// subresource).
+const namespaceWrite = "(request.resource.group == '' && request.resource.resource == 'namespaces' && (!has(request.subResource) || request.subResource == ''))"
+
+// adoptedValidation bounds the adopted-by mark of a namespace: the
+// federation may add it only with its own name (adopting is an admin's
+// choice, checked before it asks), and may take off only its own; another
+// federation's it leaves as it is. Deleting a Namespace is not marking it.
+func adoptedValidation(fed string, refused func(string) string) admissionregistrationv1.Validation {
+	mark := strconv.Quote(memberrbac.AdoptedByLabel)
+	name := strconv.Quote(fed)
+	labelled := func(obj string) string {
+		return fmt.Sprintf("(%s != null && has(%s.metadata.labels) && %s in %s.metadata.labels)", obj, obj, mark, obj)
+	}
+	value := func(obj string) string { return obj + ".metadata.labels[" + mark + "]" }
+	return admissionregistrationv1.Validation{
+		Expression: "!" + namespaceWrite + " || object == null || (" + labelled("object") +
+			" ? (" + labelled("oldObject") + " ? " + value("oldObject") + " == " + value("object") + " : " + value("object") + " == " + name + ")" +
+			" : (!" + labelled("oldObject") + " || " + value("oldObject") + " == " + name + "))",
+		Message: refused("mark a namespace " + memberrbac.AdoptedByLabel + " with another federation's name, nor change or remove another federation's mark"),
 	}
 }

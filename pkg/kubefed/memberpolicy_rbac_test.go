@@ -13,10 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
-	celconfig "k8s.io/apiserver/pkg/apis/cel"
-	"k8s.io/apiserver/pkg/authentication/serviceaccount"
-	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/federation-v1/federation/pkg/memberrbac"
@@ -93,6 +89,14 @@ func TestMemberPolicyRBACDecisions(t *testing.T) {
 		return &rbacv1.RoleBinding{RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: name},
 			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "app", Namespace: "team-a"}}}
 	}
+	adoptedBy := func(name string) *corev1.Namespace {
+		return nsLabelled(map[string]string{memberrbac.AdoptedByLabel: name})
+	}
+	subjects := func(s ...rbacv1.Subject) *rbacv1.RoleBinding {
+		b := binding("ClusterRole", "edit")
+		b.Subjects = s
+		return b
+	}
 	access := memberrbac.AccessRoleBinding("fed", "team-a")
 	stolen := access.DeepCopy()
 	stolen.Subjects = []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: "mallory"}}
@@ -143,6 +147,48 @@ func TestMemberPolicyRBACDecisions(t *testing.T) {
 			objName: "team-a", obj: own, old: created}, nil},
 		{request{name: "a member admin marks a Namespace", user: "admin", op: admission.Update, resource: namespaces, kind: "Namespace",
 			objName: "team-a", obj: created, old: own}, nil},
+
+		{request{name: "adopting a Namespace for itself", user: fedUser, op: admission.Update, resource: namespaces, kind: "Namespace",
+			objName: "team-a", obj: adoptedBy("fed"), old: own}, nil},
+		{request{name: "keeping its adopted mark", user: fedUser, op: admission.Update, resource: namespaces, kind: "Namespace",
+			objName: "team-a", obj: adoptedBy("fed"), old: adoptedBy("fed")}, nil},
+		{request{name: "taking its adopted mark off", user: fedUser, op: admission.Update, resource: namespaces, kind: "Namespace",
+			objName: "team-a", obj: own, old: adoptedBy("fed")}, nil},
+		{request{name: "keeping another federation's adopted mark", user: fedUser, op: admission.Update, resource: namespaces, kind: "Namespace",
+			objName: "team-a", obj: adoptedBy("other"), old: adoptedBy("other")}, nil},
+		{request{name: "adopting a Namespace for another federation", user: fedUser, op: admission.Update, resource: namespaces, kind: "Namespace",
+			objName: "team-a", obj: adoptedBy("other"), old: own, refused: "may not mark a namespace federation.kubernetes.io/adopted-by with another federation's name"}, nil},
+		{request{name: "creating a Namespace adopted by another federation", user: fedUser, op: admission.Create, resource: namespaces, kind: "Namespace",
+			objName: "team-a", obj: adoptedBy("other"), refused: "adopted-by"}, nil},
+		{request{name: "taking over another federation's adopted Namespace", user: fedUser, op: admission.Update, resource: namespaces, kind: "Namespace",
+			objName: "team-a", obj: adoptedBy("fed"), old: adoptedBy("other"), refused: "nor change or remove another federation's mark"}, nil},
+		{request{name: "handing its adopted Namespace to another federation", user: fedUser, op: admission.Update, resource: namespaces, kind: "Namespace",
+			objName: "team-a", obj: adoptedBy("other"), old: adoptedBy("fed"), refused: "adopted-by"}, nil},
+		{request{name: "taking another federation's adopted mark off", user: fedUser, op: admission.Update, resource: namespaces, kind: "Namespace",
+			objName: "team-a", obj: own, old: adoptedBy("other"), refused: "adopted-by"}, nil},
+		{request{name: "deleting a Namespace another federation adopted", user: fedUser, op: admission.Delete, resource: namespaces, kind: "Namespace",
+			objName: "team-a", old: adoptedBy("other")}, nil},
+		{request{name: "a member admin adopts a Namespace for another federation", user: "admin", op: admission.Update, resource: namespaces, kind: "Namespace",
+			objName: "team-a", obj: adoptedBy("other"), old: adoptedBy("fed")}, nil},
+
+		create("a binding to system:unauthenticated", bindings, "RoleBinding", created,
+			subjects(rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:unauthenticated"}), "write a RoleBinding naming a system: user or group"),
+		create("a binding to system:serviceaccounts", bindings, "RoleBinding", created,
+			subjects(rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "app", Namespace: "team-a"},
+				rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:serviceaccounts"}), "naming a system: user or group"),
+		create("a binding to system:anonymous", bindings, "RoleBinding", created,
+			subjects(rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "system:anonymous"}), "naming a system: user or group"),
+		create("a binding to a service account as a user", bindings, "RoleBinding", created,
+			subjects(rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "system:serviceaccount:kube-system:default"}), "naming a system: user or group"),
+		create("a binding to kube-system's service account", bindings, "RoleBinding", created,
+			subjects(rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "default", Namespace: "kube-system"}),
+			"write a RoleBinding naming a service account of kube-system, kube-public, kube-node-lease, federation-system"),
+		create("a binding to the federation's account", bindings, "RoleBinding", created,
+			subjects(memberrbac.Account("fed")), "naming a service account of"),
+		create("a binding to users, groups and accounts of tenants", bindings, "RoleBinding", created, subjects(
+			rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice"},
+			rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "team-a-devs"},
+			rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "ci", Namespace: "team-b"}), ""),
 	} {
 		t.Run(s.name, func(t *testing.T) {
 			refusals := decideIn(t, v, s.request, s.in)
@@ -155,27 +201,4 @@ func TestMemberPolicyRBACDecisions(t *testing.T) {
 			assert.Contains(t, refusals[0], "(policy federation-fed)")
 		})
 	}
-}
-
-// decideIn is decide for a request in namespace ns (the policy's
-// namespaceObject).
-func decideIn(t *testing.T, v validating.Validator, r request, ns *corev1.Namespace) []string {
-	t.Helper()
-	groups := []string{user.AllAuthenticated}
-	if r.user != "admin" {
-		groups = append(groups, serviceaccount.AllServiceAccountsGroup, serviceaccount.MakeNamespaceGroupName("federation-system"))
-	}
-	gvk := r.resource.GroupVersion().WithKind(r.kind)
-	attrs := admission.NewAttributesRecord(r.obj, r.old, gvk, r.namespace, r.objName, r.resource, r.sub, r.op, nil, false,
-		&user.DefaultInfo{Name: r.user, Groups: groups})
-	versioned := &admission.VersionedAttributes{Attributes: attrs, VersionedKind: gvk, VersionedObject: r.obj, VersionedOldObject: r.old}
-	result := v.Validate(context.Background(), r.resource, versioned, nil, ns, celconfig.RuntimeCELCostBudget, nil)
-	var refusals []string
-	for _, d := range result.Decisions {
-		require.NotEqual(t, validating.EvalError, d.Evaluation, d.Message)
-		if d.Action == validating.ActionDeny {
-			refusals = append(refusals, d.Message)
-		}
-	}
-	return refusals
 }

@@ -25,6 +25,8 @@ import (
 	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
+
+	"github.com/federation-v1/federation/pkg/memberrbac"
 )
 
 func TestMemberPolicyObjects(t *testing.T) {
@@ -238,9 +240,21 @@ func compile(t *testing.T, p *admissionregistrationv1.ValidatingAdmissionPolicy)
 	return validating.NewValidator(validationFilter, matcher, noAudit, messageFilter, p.Spec.FailurePolicy, nil)
 }
 
-// decide returns the messages of the policy's refusals of r; an evaluation
-// error fails the test.
+// decide returns the messages of the policy's refusals of r, in a
+// namespace the federation created when r names one; an evaluation error
+// fails the test.
 func decide(t *testing.T, v validating.Validator, r request) []string {
+	t.Helper()
+	var ns *corev1.Namespace
+	if r.namespace != "" && r.kind != "Namespace" {
+		ns = &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.namespace, Labels: map[string]string{memberrbac.CreatedByLabel: "fed"}}}
+	}
+	return decideIn(t, v, r, ns)
+}
+
+// decideIn is decide for a request in namespace ns (the policy's
+// namespaceObject; nil as for a Namespace or a cluster-scoped object).
+func decideIn(t *testing.T, v validating.Validator, r request, ns *corev1.Namespace) []string {
 	t.Helper()
 	groups := []string{user.AllAuthenticated}
 	if strings.HasPrefix(r.user, serviceaccount.ServiceAccountUsernamePrefix) {
@@ -253,7 +267,7 @@ func decide(t *testing.T, v validating.Validator, r request) []string {
 	attrs := admission.NewAttributesRecord(r.obj, r.old, gvk, r.namespace, r.objName, r.resource, r.sub, r.op, nil, false,
 		&user.DefaultInfo{Name: r.user, Groups: groups})
 	versioned := &admission.VersionedAttributes{Attributes: attrs, VersionedKind: gvk, VersionedObject: r.obj, VersionedOldObject: r.old}
-	result := v.Validate(context.Background(), r.resource, versioned, nil, nil, celconfig.RuntimeCELCostBudget, nil)
+	result := v.Validate(context.Background(), r.resource, versioned, nil, ns, celconfig.RuntimeCELCostBudget, nil)
 	var refusals []string
 	for _, d := range result.Decisions {
 		require.NotEqual(t, validating.EvalError, d.Evaluation, d.Message)
@@ -295,4 +309,70 @@ func TestInstallPolicyAndRollback(t *testing.T) {
 	list, err := member.AdmissionregistrationV1().ValidatingAdmissionPolicies().List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	assert.Empty(t, list.Items)
+}
+
+// The federation writes only in a namespace it created or was adopted in.
+func TestMemberPolicyNamespaceRule(t *testing.T) {
+	a := newMemberAccess("fed")
+	fedUser := accountUsername(a.Account.Namespace, a.Account.Name)
+	v := compile(t, a.Policy)
+	configMaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	deployments := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	namespaces := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	events := schema.GroupVersionResource{Version: "v1", Resource: "events"}
+	labelled := func(labels map[string]string) *corev1.Namespace {
+		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "payments", Labels: labels}}
+	}
+	created := labelled(map[string]string{memberrbac.CreatedByLabel: "fed"})
+	adopted := labelled(map[string]string{memberrbac.AdoptedByLabel: "fed"})
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}
+	const refused = `federation "fed" may not write in namespace payments: it neither created it nor was it adopted (label federation.kubernetes.io/created-by or federation.kubernetes.io/adopted-by) (policy federation-fed)`
+	req := func(name string, op admission.Operation) request {
+		r := request{name: name, user: fedUser, op: op, resource: configMaps, kind: "ConfigMap", namespace: "payments", objName: "x"}
+		switch op {
+		case admission.Create:
+			r.obj = cm
+		case admission.Update:
+			r.obj, r.old = cm, cm
+		case admission.Delete:
+			r.old = cm
+		}
+		return r
+	}
+	for _, s := range []struct {
+		request
+		in   *corev1.Namespace
+		want string
+	}{
+		{req("in a namespace it created", admission.Create), created, ""},
+		{req("in a namespace adopted for it", admission.Update), adopted, ""},
+		{req("in a member's own namespace", admission.Create), labelled(nil), refused},
+		{req("updating in a member's own namespace", admission.Update), labelled(map[string]string{"team": "payments"}), refused},
+		{req("deleting in a member's own namespace", admission.Delete), labelled(nil), refused},
+		{req("in another federation's namespace", admission.Create), labelled(map[string]string{memberrbac.CreatedByLabel: "other"}), refused},
+		{req("in a namespace another federation adopted", admission.Create), labelled(map[string]string{memberrbac.AdoptedByLabel: "other"}), refused},
+		{req("in a namespace the member does not have", admission.Create), nil, refused},
+		{request{name: "a Deployment in a member's own namespace", user: fedUser, op: admission.Create, resource: deployments, kind: "Deployment",
+			namespace: "payments", objName: "x", obj: &appsv1.Deployment{}}, labelled(nil), refused},
+		{request{name: "an event in a member's own namespace", user: fedUser, op: admission.Create, resource: events, kind: "Event",
+			namespace: "payments", objName: "x", obj: &corev1.Event{}}, labelled(nil), ""},
+		{request{name: "a member admin in a member's own namespace", user: "admin", op: admission.Create, resource: configMaps, kind: "ConfigMap",
+			namespace: "payments", objName: "x", obj: cm}, labelled(nil), ""},
+		// A Namespace's own request names it as its namespace, with no
+		// namespaceObject: its marks have rules of their own.
+		{request{name: "updating a member's Namespace", user: fedUser, op: admission.Update, resource: namespaces, kind: "Namespace",
+			namespace: "payments", objName: "payments", obj: labelled(nil), old: labelled(nil)}, nil, ""},
+		{request{name: "kube-system, still refused by its own rule", user: fedUser, op: admission.Create, resource: configMaps, kind: "ConfigMap",
+			namespace: "kube-system", objName: "x", obj: cm}, nil, `federation "fed" may not write to namespace kube-system`},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			refusals := decideIn(t, v, s.request, s.in)
+			if s.want == "" {
+				assert.Empty(t, refusals)
+				return
+			}
+			require.Len(t, refusals, 1, "one rule refuses")
+			assert.Equal(t, s.want, refusals[0][:min(len(s.want), len(refusals[0]))])
+		})
+	}
 }

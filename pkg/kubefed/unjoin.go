@@ -27,7 +27,8 @@ func newUnjoinCommand(g *globalFlags) *cobra.Command {
 		Short: "Remove a cluster from a federation",
 		Long: `Remove a cluster from a federation: the Cluster and its credentials Secret in the
 federation, and the ServiceAccount, ClusterRoles, bindings (also those in the
-namespaces the federation created), token and admission policy in the member.
+namespaces the federation created), token and admission policy in the member, and
+the federation's adopted-by mark on the member's namespaces.
 Copies of federated objects stay in the member. When the member cannot be reached,
 the federation side is still removed and kubefed says what it could not clean.`,
 		Example: `  kubefed unjoin cluster3 --context=fed --cluster-context=cluster3`,
@@ -57,8 +58,9 @@ func (o *unjoinOptions) run(ctx context.Context, out, errOut io.Writer) error {
 
 	if err := o.removeMemberAccess(ctx); err != nil {
 		name := accessName(o.federation)
-		fmt.Fprintf(errOut, "warning: could not clean up cluster %q (remove them by hand: ServiceAccount and Secret %s/%s[-token], ClusterRole and ClusterRoleBinding %s, ClusterRole %s and the RoleBindings labelled %s=%s, ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding %s): %v\n",
-			o.cluster, membercluster.SecretNamespace, name, name, memberrbac.AccessName(o.federation), memberrbac.AccessLabel, o.federation, name, err)
+		fmt.Fprintf(errOut, "warning: could not clean up cluster %q (remove them by hand: ServiceAccount and Secret %s/%s[-token], ClusterRole and ClusterRoleBinding %s, ClusterRole %s and the RoleBindings labelled %s=%s, ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding %s, the label %s=%s of namespaces): %v\n",
+			o.cluster, membercluster.SecretNamespace, name, name, memberrbac.AccessName(o.federation), memberrbac.AccessLabel, o.federation, name,
+			memberrbac.AdoptedByLabel, o.federation, err)
 	}
 	if ref := cluster.Spec.SecretRef; ref != nil {
 		err := fed.kube.CoreV1().Secrets(membercluster.SecretNamespace).Delete(ctx, ref.Name, metav1.DeleteOptions{})
@@ -94,6 +96,7 @@ func (o *unjoinOptions) removeMemberAccess(ctx context.Context) error {
 		func() error { return member.RbacV1().ClusterRoleBindings().Delete(ctx, a.Binding.Name, del) },
 		func() error { return member.RbacV1().ClusterRoles().Delete(ctx, a.Role.Name, del) },
 		func() error { return removeNamespaceRBAC(ctx, member, o.federation) },
+		func() error { return releaseNamespaces(ctx, member, o.federation) },
 		func() error { return member.CoreV1().Secrets(ns).Delete(ctx, a.TokenSecret.Name, del) },
 		func() error { return member.CoreV1().ServiceAccounts(ns).Delete(ctx, a.Account.Name, del) },
 	} {

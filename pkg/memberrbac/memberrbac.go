@@ -26,6 +26,15 @@ import (
 // carries it unless the member's admins put it there.
 const CreatedByLabel = "federation.kubernetes.io/created-by"
 
+// AdoptedByLabel marks a member namespace the federation did not create
+// but that an admin adopted explicitly for it (kubefed join
+// --adopt-namespaces, or a federated Namespace adopted with the adoption
+// permission), with the federation's name. The federation writes into a
+// member namespace only if it carries CreatedByLabel or AdoptedByLabel
+// with its name; the member's policy lets it set this one only to its own
+// name, and never change or remove another federation's.
+const AdoptedByLabel = "federation.kubernetes.io/adopted-by"
+
 // AccessLabel marks the RoleBinding that gives the federation its RBAC
 // rights in one namespace, with the federation's name.
 const AccessLabel = "federation.kubernetes.io/namespace-access"

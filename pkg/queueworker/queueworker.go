@@ -5,6 +5,7 @@ package queueworker
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -48,6 +49,14 @@ func Run[T comparable](ctx context.Context, queue workqueue.TypedRateLimitingInt
 		}
 		err := h.Sync(ctx, key)
 		queue.Done(key)
+		var later RetryAfter
+		if errors.As(err, &later) {
+			// Not a failure to back off from: the work itself knows when
+			// it may go on (a budget's wait).
+			klog.FromContext(ctx).V(2).Info(h.What+": waiting", h.KeyName, key, "for", later.RetryAfter(), "reason", err)
+			queue.AddAfter(key, later.RetryAfter())
+			continue
+		}
 		if err != nil {
 			report(ctx, err, h.What, h.KeyName, key)
 			if h.Failed != nil {
@@ -61,6 +70,14 @@ func Run[T comparable](ctx context.Context, queue workqueue.TypedRateLimitingInt
 			h.Succeeded(key)
 		}
 	}
+}
+
+// RetryAfter is an error of work that may not go on before a known time
+// (a budget's wait, say): its key is added again after RetryAfter, not
+// with the queue's backoff, and the error is not reported as a failure.
+type RetryAfter interface {
+	error
+	RetryAfter() time.Duration
 }
 
 // report tells of a failed sync. A conflict (the object changed since it

@@ -161,3 +161,52 @@ func TestRunRetriesConflictsQuietly(t *testing.T) {
 	assert.Len(t, reported, 1, "only the other failure is an error: %v", reported)
 	assert.Contains(t, reported[0], "member unreachable")
 }
+
+// waitThen is work that may go on only after wait.
+type waitThen struct{ wait time.Duration }
+
+func (w waitThen) Error() string             { return "waiting " + w.wait.String() }
+func (w waitThen) RetryAfter() time.Duration { return w.wait }
+
+func TestRunWaitsWhatTheWorkAsksInsteadOfBackingOff(t *testing.T) {
+	// A backoff far shorter than the wait: were it used, the key would be
+	// synced many times within the wait.
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, time.Millisecond))
+	const wait = 300 * time.Millisecond
+	var (
+		mu       sync.Mutex
+		times    []time.Time
+		failures int
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Run(context.Background(), queue, Handlers[string]{
+			Sync: func(context.Context, string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				times = append(times, time.Now())
+				if len(times) == 1 {
+					return fmt.Errorf("budget: %w", waitThen{wait})
+				}
+				return nil
+			},
+			Failed: func(string, error) { mu.Lock(); failures++; mu.Unlock() },
+			What:   "Testing", KeyName: "key",
+		})
+	}()
+	queue.Add("k")
+	require.NoError(t, poll.Until(context.Background(), 5*time.Second, "the key synced again", func(context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(times) < 2 {
+			return errors.New("not yet")
+		}
+		return nil
+	}))
+	queue.ShutDown()
+	<-done
+	require.Len(t, times, 2, "synced twice: the wait, then done")
+	assert.GreaterOrEqual(t, times[1].Sub(times[0]), wait)
+	assert.Zero(t, failures, "a wait is not a failure")
+}

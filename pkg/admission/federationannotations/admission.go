@@ -8,7 +8,9 @@
 // service-ingresses annotation, which DNS records are made from, to the
 // federation controller manager: setting
 // or changing it takes the right to update services/federation-ingresses,
-// else the request fails with a 403 (ingresses.go).
+// else the request fails with a 403 (ingresses.go). Likewise, asking for
+// adoption (conflict-resolution: adopt, delete-adopted-copies: "true")
+// takes the right to update <resource>/federation-adoption (adoption.go).
 package federationannotations
 
 import (
@@ -58,7 +60,8 @@ func New() *Plugin {
 // Plugin validates the federation annotations on create and update.
 type Plugin struct {
 	*admission.Handler
-	// authorizer says who may write the service-ingresses annotation.
+	// authorizer says who may write the service-ingresses and adoption
+	// annotations.
 	authorizer authorizer.Authorizer
 }
 
@@ -81,12 +84,16 @@ func (p *Plugin) ValidateInitialization() error {
 }
 
 // Validate rejects a Service whose service-ingresses annotation the user
-// may not write, and an object whose federation annotations do not parse.
+// may not write, an object whose adoption annotations they may not turn
+// on, and an object whose federation annotations do not parse.
 func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
 	if a.GetObject() == nil {
 		return nil
 	}
 	if err := p.authorizeIngresses(ctx, a); err != nil {
+		return err
+	}
+	if err := p.authorizeAdoption(ctx, a); err != nil {
 		return err
 	}
 	if a.GetSubresource() != "" {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	"k8s.io/kubernetes/pkg/apis/apps"
 	"k8s.io/kubernetes/pkg/apis/batch"
 	api "k8s.io/kubernetes/pkg/apis/core"
@@ -66,6 +67,7 @@ func TestValidate(t *testing.T) {
 			annotations: badSelector, subresource: "status"},
 	}
 	validator := New()
+	validator.SetAuthorizer(authorizerfactory.NewAlwaysAllowAuthorizer()) // the adoption right is adoption_test.go's
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			obj := c.object.DeepCopyObject()

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/federation-v1/federation/pkg/serviceingresses"
 )
@@ -33,31 +32,8 @@ func (p *Plugin) authorizeIngresses(ctx context.Context, a admission.Attributes)
 	if old, had := ingresses(a.GetOldObject()); had && old == value {
 		return nil
 	}
-	if p.authorizer == nil {
-		return admission.NewForbidden(a, fmt.Errorf("%s: no authorizer to check the annotation %s", PluginName, serviceingresses.Annotation))
-	}
-	attrs := authorizer.AttributesRecord{
-		User: a.GetUserInfo(), Verb: "update", Namespace: a.GetNamespace(), Name: a.GetName(),
-		APIGroup: "", APIVersion: "v1", Resource: services.Resource, Subresource: serviceingresses.Subresource,
-		ResourceRequest: true,
-	}
-	decision, reason, err := p.authorizer.Authorize(ctx, attrs)
-	if decision == authorizer.DecisionAllow {
-		return nil
-	}
-	why := ""
-	switch {
-	case err != nil:
-		why = ": " + err.Error()
-	case reason != "":
-		why = ": " + reason
-	}
-	user := "anonymous"
-	if u := a.GetUserInfo(); u != nil {
-		user = u.GetName()
-	}
-	return admission.NewForbidden(a, fmt.Errorf("the annotation %s is written by the federation controller manager alone: user %q may not update services/%s%s",
-		serviceingresses.Annotation, user, serviceingresses.Subresource, why))
+	return p.authorizeSubresource(ctx, a, serviceingresses.Subresource,
+		fmt.Sprintf("the annotation %s is written by the federation controller manager alone", serviceingresses.Annotation))
 }
 
 // ingresses returns the service-ingresses annotation of obj, if any.

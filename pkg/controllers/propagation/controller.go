@@ -22,6 +22,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/repairbudget"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/queueworker"
@@ -122,6 +123,14 @@ type Controller struct {
 	// namespaceAccess holds, by cluster/namespace, the namespaces where the
 	// federation's RBAC rights were found bound (namespacerbac.go).
 	namespaceAccess sync.Map
+	// namespaceOwners remember live reads of member namespaces that are
+	// not in our cache; namespaceTold holds, by cluster and object key,
+	// the objects told not to be written for their namespace
+	// (namespaceowner.go).
+	namespaceOwners namespaceVerdicts
+	namespaceTold   sync.Map
+	// repairs budget the repairs of each copy (drift.go).
+	repairs *repairbudget.Budget
 	// tombstones index the tombstones of deleted objects (tombstones.go);
 	// nil when they are not watched.
 	tombstones       cache.Indexer
@@ -175,6 +184,7 @@ func newController(t *federatedtypes.Type, fed dynamic.Interface, lister cache.G
 		recorder: recorder,
 		opts:     opts,
 		applied:  newAppliedCopies(),
+		repairs:  repairbudget.New(),
 		changes:  newChangeTimes(t.Name),
 		initial:  newInitialSync(t.Name),
 		never:    neverPropagatedSet(opts.NeverPropagatedNamespaces),
@@ -229,6 +239,7 @@ func (c *Controller) MemberChanged(cluster string, gvr schema.GroupVersionResour
 			c.queue.Add(obj.GetNamespace() + "/" + service)
 		}
 	case gvr == membercluster.NamespacesResource && c.typ.Namespaced:
+		c.namespaceOwners.forget(cluster, obj.GetName())
 		c.enqueueAll(obj.GetName())
 	}
 }

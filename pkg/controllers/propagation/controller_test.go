@@ -31,6 +31,7 @@ import (
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/memberrbac"
 )
 
 // fakeMembers are member clusters with fake clients and hand-filled caches.
@@ -48,6 +49,9 @@ type fakeMembers struct {
 	slices map[string][]*unstructured.Unstructured
 	// inNamespace are the objects NamespaceObjects lists, by cluster.
 	inNamespace map[string][]membercluster.Object
+	// foreignNamespaces (cluster/name) are the member's own namespaces:
+	// not in our cache; read live, the fake client has them or not.
+	foreignNamespaces []string
 }
 
 func newFakeMembers(usable []string, down ...string) *fakeMembers {
@@ -158,8 +162,14 @@ func (m *fakeMembers) Get(cluster string, gvr schema.GroupVersionResource, ns, n
 	defer m.mu.Unlock()
 	o, ok := m.cache[cluster][key(ns, name)]
 	if gvr == membercluster.NamespacesResource && !ok {
-		// Every namespace is there (a Namespace copy put there aside).
-		return &unstructured.Unstructured{}, true
+		// Every namespace is there, created by the federation, but those
+		// the test made the member's own (a Namespace copy put there aside).
+		if slices.Contains(m.foreignNamespaces, cluster+"/"+name) {
+			return nil, false
+		}
+		ns := &unstructured.Unstructured{}
+		ns.SetLabels(map[string]string{memberrbac.CreatedByLabel: "fed"})
+		return ns, true
 	}
 	return o, ok
 }

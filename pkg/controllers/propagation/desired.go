@@ -9,6 +9,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
+	"github.com/federation-v1/federation/pkg/memberrbac"
 	"github.com/federation-v1/federation/pkg/planner/replicaplan"
 )
 
@@ -156,6 +157,13 @@ func withAdopted(sent *unstructured.Unstructured) (*unstructured.Unstructured, s
 	annotations[federationv1beta1.AdoptedAnnotation] = "true"
 	out.SetAnnotations(annotations)
 	unmarkCreated(out)
+	if out.GetKind() == "Namespace" {
+		// The member's namespace becomes one the federation may write in
+		// (namespaceowner.go), and stays so while we apply it.
+		labels := out.GetLabels()
+		labels[memberrbac.AdoptedByLabel] = labels[federationv1beta1.FederationLabel]
+		out.SetLabels(labels)
+	}
 	return DesiredFor(out, nil, "", nil, true)
 }
 

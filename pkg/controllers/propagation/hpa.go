@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -118,4 +119,38 @@ func (c *Controller) releaseTarget(ctx context.Context, hpa *unstructured.Unstru
 		return err
 	}
 	return c.markTarget(ctx, hpa, target, nil)
+}
+
+// hpaTargetOurs returns nil when an HPA's target in cluster is a copy the
+// federation made there: an HPA scales what it targets with the member's
+// own identity, so a federated HPA aimed at someone else's workload
+// (a member-only Deployment of that name) would scale it for the tenant.
+// Its copy is not written until the target there is ours.
+func (c *Controller) hpaTargetOurs(ctx context.Context, cluster string, hpa *unstructured.Unstructured) error {
+	kind, _, _ := unstructured.NestedString(hpa.Object, "spec", "scaleTargetRef", "kind")
+	name, _, _ := unstructured.NestedString(hpa.Object, "spec", "scaleTargetRef", "name")
+	what := fmt.Sprintf("HPA %s/%s", hpa.GetNamespace(), hpa.GetName())
+	resource, ok := hpaTargets[kind]
+	if !ok || name == "" {
+		return fmt.Errorf("%s targets %s %q, not a federated %s: it is not written to members", what, kind, name, strings.Join(slices.Sorted(maps.Keys(hpaTargets)), ", "))
+	}
+	if cur, ok := c.members.Get(cluster, resource, hpa.GetNamespace(), name); ok && c.isOurs(cur) {
+		return nil
+	}
+	client, err := c.members.Client(cluster)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
+	defer cancel()
+	live, err := client.Resource(resource).Namespace(hpa.GetNamespace()).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("%s waits for its target %s %s in cluster %s", what, kind, name, cluster)
+	case err != nil:
+		return fmt.Errorf("reading %s %s/%s, the target of %s, in cluster %s: %w", kind, hpa.GetNamespace(), name, what, cluster, err)
+	case !c.isOurs(live):
+		return fmt.Errorf("%s targets %s %s, which in cluster %s is not the federation's: the HPA is not written there", what, kind, name, cluster)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package propagation
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -20,6 +21,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/memberrbac"
 )
@@ -41,6 +43,17 @@ func (c *Controller) stillWanted(cluster string, t memberwrites.Task) bool {
 // writeMember makes one member hold what the task says, and returns what
 // it wrote (nil when nothing).
 func (c *Controller) writeMember(ctx context.Context, cluster string, t memberwrites.Task) (*memberwrites.Event, error) {
+	// Releases touch only copies found ours (by label and UID): they are
+	// let go wherever they are.
+	if t.Action == memberwrites.Apply {
+		if err := c.mayWriteIn(ctx, cluster, t.Fed.GetNamespace()); err != nil {
+			var notOurs *errNamespaceNotOurs
+			if errors.As(err, &notOurs) {
+				c.namespaceNotOurs(cluster, t.Fed, notOurs)
+			}
+			return nil, err
+		}
+	}
 	switch t.Action {
 	case memberwrites.Delete:
 		return c.deleteCopy(ctx, cluster, t.Fed, "")
@@ -58,6 +71,11 @@ func (c *Controller) writeMember(ctx context.Context, cluster string, t memberwr
 	}
 	if _, ok := c.inSync(cluster, t.Fed, t.Desired, t.Hash, true); ok {
 		return nil, nil
+	}
+	if c.typ.DividesHPA {
+		if err := c.hpaTargetOurs(ctx, cluster, t.Fed); err != nil {
+			return nil, err
+		}
 	}
 	return c.applyWithAccess(ctx, cluster, t.Fed, t.Desired, t.Hash)
 }
@@ -81,6 +99,10 @@ func (c *Controller) applyCopy(ctx context.Context, cluster string, fed, desired
 		if o, other := c.ownerOf(cur); o != ownedByUs {
 			return nil, c.conflict(cluster, fed, cur, other)
 		}
+	}
+	// Before any member call: a copy whose repairs are spent costs none.
+	if err := c.repairAllowed(cluster, fed, hash); err != nil {
+		return nil, err
 	}
 	ev := &memberwrites.Event{Reason: ReasonUpdate, Verb: "Updated"}
 	// Changed there while what we send stayed the same (a member's HPA
@@ -196,7 +218,10 @@ func (c *Controller) createCopy(ctx context.Context, cluster string, fed, desire
 // adopt takes over a member's own object of fed's name when that is asked
 // for, marking it adopted; otherwise it is a conflict.
 func (c *Controller) adopt(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured, live metav1.Object) (*memberwrites.Event, error) {
-	if !c.adoptionAsked(fed) {
+	if why := federatedtypes.ManagedByMember(c.typ.Resource.GroupResource(), live); why != "" {
+		return nil, c.memberManaged(cluster, fed, live, why)
+	}
+	if !c.adoptionAsked(fed) && !c.adoptedAtJoin(live) {
 		return nil, c.conflict(cluster, fed, live, "")
 	}
 	marked, _, err := withAdopted(desired)
@@ -360,6 +385,7 @@ func (c *Controller) orphanCopy(ctx context.Context, cluster string, fed *unstru
 	labels := map[string]any{federationv1beta1.FederationLabel: nil, federationv1beta1.FederationUIDLabel: nil}
 	if c.typ.Resource == membercluster.NamespacesResource {
 		labels[memberrbac.CreatedByLabel] = nil // and its RBAC rights there with it
+		labels[memberrbac.AdoptedByLabel] = nil // and its right to write in it
 	}
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
 		"labels":      labels,

@@ -12,6 +12,8 @@ type metricsSet struct {
 	writes  *metrics.CounterVec
 	errors  *metrics.CounterVec
 	latency *metrics.HistogramVec
+	// driftConflicts count the copies whose repairs were spent (drift.go).
+	driftConflicts *metrics.CounterVec
 	// initialPending counts down the objects found at start (initial.go).
 	initialPending *metrics.GaugeVec
 }
@@ -36,6 +38,12 @@ func newMetrics() *metricsSet {
 			Buckets:        []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"type"}),
+		driftConflicts: metrics.NewCounterVec(&metrics.CounterOpts{
+			Namespace: "federation", Subsystem: "sync", Name: "drift_conflicts_total",
+			Help: "Copies a member kept changing back until the federation stopped repairing them (DriftConflict), " +
+				"by federated type and cluster.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"type", "cluster"}),
 		initialPending: metrics.NewGaugeVec(&metrics.GaugeOpts{
 			Namespace: "federation", Subsystem: "sync", Name: "initial_pending",
 			Help: "Federated objects found when the controller started whose reconcile has not yet ended with every copy " +
@@ -43,6 +51,6 @@ func newMetrics() *metricsSet {
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"type"}),
 	}
-	legacyregistry.MustRegister(m.writes, m.errors, m.latency, m.initialPending)
+	legacyregistry.MustRegister(m.writes, m.errors, m.latency, m.driftConflicts, m.initialPending)
 	return m
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,6 +15,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/memberrbac"
 )
 
 // Ownership of member objects. A member object is ours when it carries our
@@ -87,6 +89,13 @@ func (c *Controller) defaultAccount(fed *unstructured.Unstructured) bool {
 	return c.typ.Resource.GroupResource() == corev1.Resource("serviceaccounts") && fed.GetName() == memberSelf["serviceaccounts"]
 }
 
+// adoptedAtJoin reports whether a member's own namespace was adopted for
+// this federation by the member's admin (kubefed join --adopt-namespaces):
+// the federated Namespace of its name takes it over without asking.
+func (c *Controller) adoptedAtJoin(live metav1.Object) bool {
+	return c.typ.Resource == membercluster.NamespacesResource && live.GetLabels()[memberrbac.AdoptedByLabel] == c.members.Federation()
+}
+
 // deletesAdopted reports whether deleting fed deletes its adopted copies
 // too, instead of leaving them to their members.
 func deletesAdopted(fed *unstructured.Unstructured) bool {
@@ -107,9 +116,27 @@ func (c *Controller) conflict(cluster string, fed *unstructured.Unstructured, th
 	objKey := key(fed.GetNamespace(), fed.GetName())
 	msg := fmt.Sprintf("%s in cluster %s belongs to federation %s: left as it is", c.what(objKey), cluster, other)
 	if other == "" {
-		msg = fmt.Sprintf("%s exists in cluster %s and was not created by this federation: left as it is (to adopt it, annotate the federated object %s=%s)",
-			c.what(objKey), cluster, federationv1beta1.ConflictResolutionAnnotation, federationv1beta1.ConflictResolutionAdopt)
+		msg = fmt.Sprintf("%s exists in cluster %s and was not created by this federation: left as it is (to adopt it, annotate the federated object %s=%s, "+
+			"which takes the right to update %s/%s)",
+			c.what(objKey), cluster, federationv1beta1.ConflictResolutionAnnotation, federationv1beta1.ConflictResolutionAdopt,
+			c.typ.Resource.Resource, federationv1beta1.AdoptionSubresource)
 	}
+	return c.tellConflict(cluster, fed, theirs, msg)
+}
+
+// memberManaged reports a member object of fed's name that the member's
+// own controllers keep up (federatedtypes.ManagedByMember says why): it
+// is never adopted, whatever fed asks.
+func (c *Controller) memberManaged(cluster string, fed *unstructured.Unstructured, theirs metav1.Object, why string) error {
+	objKey := key(fed.GetNamespace(), fed.GetName())
+	return c.tellConflict(cluster, fed, theirs, fmt.Sprintf("%s in cluster %s is the member's own and kept up by it (%s): the federation never takes it over",
+		c.what(objKey), cluster, why))
+}
+
+// tellConflict records a conflict's event once per member object, and
+// returns its error.
+func (c *Controller) tellConflict(cluster string, fed *unstructured.Unstructured, theirs metav1.Object, msg string) error {
+	objKey := key(fed.GetNamespace(), fed.GetName())
 	if told, ok := c.conflicts.Swap(appliedKey(cluster, objKey), theirs.GetUID()); !ok || told != theirs.GetUID() {
 		c.recorder.Event(fed, corev1.EventTypeWarning, ReasonConflict, msg)
 	}
@@ -124,14 +151,18 @@ func (c *Controller) conflictKnown(cluster, objKey string) bool {
 	return ok
 }
 
-// forgetConflicts forgets the conflicts of an object that is gone.
+// forgetConflicts forgets the conflicts, and the namespaces found not
+// ours, of an object that is gone.
 func (c *Controller) forgetConflicts(objKey string) {
-	c.conflicts.Range(func(k, _ any) bool {
-		if strings.HasSuffix(k.(string), "/"+objKey) {
-			c.conflicts.Delete(k)
-		}
-		return true
-	})
+	for _, told := range []*sync.Map{&c.conflicts, &c.namespaceTold} {
+		told.Range(func(k, _ any) bool {
+			if strings.HasSuffix(k.(string), "/"+objKey) {
+				told.Delete(k)
+			}
+			return true
+		})
+	}
+	c.repairs.Forget(func(k string) bool { return strings.HasSuffix(k, "/"+objKey) })
 }
 
 // keepAdopted returns what a cluster is sent of an object whose copy there

@@ -28,9 +28,12 @@ const (
 	// viewer is bound to "view" in tenantNamespace.
 	viewer = "viewer"
 	// nobody authenticates but has no binding.
-	nobody          = "nobody"
-	tenantNamespace = "team-a"
-	member          = "cluster1"
+	nobody = "nobody"
+	// teamAdmin is bound to "admin" in teamAdminNamespace.
+	teamAdmin          = "bob"
+	teamAdminNamespace = "team-b"
+	tenantNamespace    = "team-a"
+	member             = "cluster1"
 )
 
 // converge bounds how long propagation may take in these tests.
@@ -123,7 +126,9 @@ func TestSecurity(t *testing.T) {
 	f.admin("create", "namespace", tenantNamespace)
 	f.admin("create", "rolebinding", "tenant-edit", "--clusterrole=edit", "--user="+tenant, "--namespace="+tenantNamespace)
 	f.admin("create", "rolebinding", "viewer-view", "--clusterrole=view", "--user="+viewer, "--namespace="+tenantNamespace)
-	for _, user := range []string{tenant, viewer, nobody} {
+	f.admin("create", "namespace", teamAdminNamespace)
+	f.admin("create", "rolebinding", "bob-admin", "--clusterrole=admin", "--user="+teamAdmin, "--namespace="+teamAdminNamespace)
+	for _, user := range []string{tenant, viewer, nobody, teamAdmin} {
 		f.addUser(user)
 	}
 

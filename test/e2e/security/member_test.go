@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
+	"github.com/federation-v1/federation/pkg/memberrbac"
 	"github.com/federation-v1/federation/pkg/poll"
 )
 
@@ -26,6 +27,10 @@ const (
 	federationAccount          = "federation-fed"
 	memberPolicy               = "federation-fed"
 )
+
+// createdByFederation are the labels of a member namespace the federation
+// created (the member's admin puts them here, as if it had).
+var createdByFederation = map[string]string{memberrbac.CreatedByLabel: "fed"}
 
 func init() {
 	attacks["member: the federation's identity cannot write to kube-system"] = memberSystemNamespaces
@@ -49,11 +54,11 @@ func (f *fixture) asFederation() kubernetes.Interface {
 }
 
 // memberNamespace creates a namespace of the member's own, outside the
-// federation, removed when the test ends.
-func (f *fixture) memberNamespace(name string) {
+// federation, with labels, removed when the test ends.
+func (f *fixture) memberNamespace(name string, labels map[string]string) {
 	f.t.Helper()
 	admin := f.memberClient()
-	_, err := admin.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	_, err := admin.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{})
 	require.NoError(f.t, err)
 	f.t.Cleanup(func() {
 		_ = admin.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
@@ -83,8 +88,8 @@ func memberSystemNamespaces(f *fixture) {
 		[]byte(`{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"baseline"}}}`), metav1.PatchOptions{})
 	refusedByPolicy(f.t, err, `federation "fed" may not write to namespace kube-system`)
 
-	// Positive control: the same identity writes elsewhere.
-	f.memberNamespace("sec-member-writes")
+	// Positive control: the same identity writes in a namespace it created.
+	f.memberNamespace("sec-member-writes", createdByFederation)
 	_, err = fed.CoreV1().ConfigMaps("sec-member-writes").Create(ctx, cm("sec-member-writes"), metav1.CreateOptions{})
 	require.NoError(f.t, err)
 
@@ -120,7 +125,7 @@ func deployment(ns, name string, edit func(*corev1.PodSpec)) *appsv1.Deployment 
 func memberPrivilegedTemplates(f *fixture) {
 	ctx := context.Background()
 	const ns = "sec-member-pods"
-	f.memberNamespace(ns)
+	f.memberNamespace(ns, createdByFederation)
 	deployments := f.asFederation().AppsV1().Deployments(ns)
 	for _, tt := range []struct {
 		name, refused string

@@ -379,7 +379,9 @@ spec:
 	f.repaired("cluster1", limitRanges, "policies", "defaults", `{"spec":{"limits":[{"type":"Container","default":{"cpu":"1"}}]}}`, defaultCPU)
 	f.deleted("limitrange", limitRanges, "policies", "defaults")
 
-	// Each member counts its own ConfigMaps: kube-root-ca.crt and ours.
+	// The federation counts its own ConfigMaps (settings: it has no
+	// kube-root-ca.crt), and refuses one beyond the quota; each member
+	// enforces its copy on its own.
 	f.Apply(`apiVersion: v1
 kind: ResourceQuota
 metadata: {name: objects, namespace: policies}
@@ -392,8 +394,14 @@ metadata: {name: settings, namespace: policies}
 data: {k: v}
 `)
 	f.placed(quotas, "policies", "objects", three)
-	f.waitFed("resourcequota", "policies", "objects", "{.status.hard.configmaps} {.status.used.configmaps}", "10 6")
-	assert.Contains(t, f.Kubectl("-n", "policies", "get", "quota", "objects"), "configmaps: 6/10")
+	f.waitFed("resourcequota", "policies", "objects", "{.status.hard.configmaps} {.status.used.configmaps}", "10 1")
+	assert.Contains(t, f.Kubectl("-n", "policies", "get", "quota", "objects"), "configmaps: 1/10")
+	f.Apply("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: one-configmap, namespace: policies}\nspec:\n  hard: {configmaps: \"1\"}\n")
+	f.waitFed("resourcequota", "policies", "one-configmap", "{.status.hard.configmaps} {.status.used.configmaps}", "1 1")
+	out, err := f.User.Kubectl().Run(context.Background(), "--context=fed", "-n", "policies", "create", "configmap", "second")
+	require.Error(t, err, out)
+	assert.Contains(t, err.Error()+out, "exceeded quota: one-configmap")
+	f.Kubectl("-n", "policies", "delete", "quota", "one-configmap")
 	f.repaired("cluster3", quotas, "policies", "objects", `{"spec":{"hard":{"configmaps":"1"}}}`, is("10", "spec", "hard", "configmaps"))
 	f.deleted("resourcequota", quotas, "policies", "objects")
 }

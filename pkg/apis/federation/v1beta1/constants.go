@@ -111,6 +111,13 @@ const (
 	// DeleteAdoptedAnnotation ("true") on a federated object asks that its
 	// deletion delete adopted copies too.
 	DeleteAdoptedAnnotation = "federation.kubernetes.io/delete-adopted-copies"
+	// AdoptionSubresource is the virtual subresource, <resource>/federation-adoption,
+	// on which setting ConflictResolutionAnnotation to "adopt" or
+	// DeleteAdoptedAnnotation to "true" needs the verb update: they take
+	// over or delete member objects the federation did not create, more
+	// than the right to write the federated object gives. No built-in
+	// role but cluster-admin grants it.
+	AdoptionSubresource = "federation-adoption"
 )
 
 // Values of ConflictResolutionAnnotation.

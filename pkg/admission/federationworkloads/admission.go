@@ -1,0 +1,272 @@
+// Package federationworkloads is a validating admission plugin that
+// refuses, with a 422 naming the field, the propagated objects that would
+// make each member act for their author beyond what the author owns there:
+//
+//   - a Service's spec.externalIPs outside the CIDRs of the federation
+//     apiserver's --allowed-service-external-ip-cidrs (none by default), as
+//     kube-apiserver's DenyServiceExternalIPs: every member's kube-proxy
+//     would route those addresses, anyone's, to the Service
+//     (CVE-2020-8554);
+//   - a service-account token Secret, which makes each member mint a token
+//     of the account it names, naming an account the federation does not
+//     propagate: the token would be a member's own account's;
+//   - a pod spec (a Pod's, or the template of a Deployment, ReplicaSet,
+//     DaemonSet, StatefulSet, Job, ReplicationController or CronJob, in
+//     every group and version served) whose serviceAccountName (or its
+//     alias serviceAccount) names such an account: its pods would run as
+//     it. Empty and "default" are every member namespace's own default
+//     account, which any pod of the namespace runs as anyway.
+//
+// Objects that are never propagated (local, or in a never-propagated
+// namespace) reach no member and are left alone. On an update only what
+// changed is checked, so that an object whose account was deleted since
+// can still be updated (its finalizer removed among others) and one made
+// before the rule keeps working.
+package federationworkloads
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/initializer"
+	"k8s.io/kubernetes/pkg/apis/apps"
+	"k8s.io/kubernetes/pkg/apis/batch"
+	api "k8s.io/kubernetes/pkg/apis/core"
+	netutils "k8s.io/utils/net"
+
+	"github.com/federation-v1/federation/pkg/admission/internal/federated"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
+)
+
+// PluginName is the name of the plugin in --enable-admission-plugins.
+const PluginName = "FederationWorkloads"
+
+// Register adds the plugin to plugins. externalIPCIDRs returns the
+// allowed external IP CIDRs; it is called as the plugin is made, after
+// the flags are parsed.
+func Register(plugins *admission.Plugins, externalIPCIDRs func() []string) {
+	plugins.Register(PluginName, func(io.Reader) (admission.Interface, error) {
+		cidrs, err := ParseCIDRs(externalIPCIDRs())
+		if err != nil {
+			return nil, err
+		}
+		return New(cidrs), nil
+	})
+}
+
+// ParseCIDRs parses the allowed external IP CIDRs.
+func ParseCIDRs(cidrs []string) ([]*net.IPNet, error) {
+	nets := make([]*net.IPNet, 0, len(cidrs))
+	for _, c := range cidrs {
+		_, n, err := net.ParseCIDR(c)
+		if err != nil {
+			return nil, fmt.Errorf("%q: not a CIDR", c)
+		}
+		nets = append(nets, n)
+	}
+	return nets, nil
+}
+
+// New returns the plugin, allowing external IPs in externalIPCIDRs.
+func New(externalIPCIDRs []*net.IPNet) *Plugin {
+	return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update), externalIPCIDRs: externalIPCIDRs}
+}
+
+// Plugin validates propagated Services, Secrets and pod specs.
+type Plugin struct {
+	*admission.Handler
+	// Lookup finds the service accounts named.
+	federated.Lookup
+	externalIPCIDRs []*net.IPNet
+}
+
+var (
+	_ admission.ValidationInterface                = &Plugin{}
+	_ admission.InitializationValidator            = &Plugin{}
+	_ initializer.WantsExternalKubeInformerFactory = &Plugin{}
+	_ initializer.WantsExternalKubeClientSet       = &Plugin{}
+)
+
+// ValidateInitialization implements admission.InitializationValidator.
+func (p *Plugin) ValidateInitialization() error {
+	if err := p.Lookup.ValidateInitialization(); err != nil {
+		return fmt.Errorf("%s: %w", PluginName, err)
+	}
+	return nil
+}
+
+// Validate refuses what the package comment says.
+func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+	// Status and scale leave the spec, and so all of this, as it is.
+	if a.GetSubresource() != "" || !propagated(a, a.GetObject()) {
+		return nil
+	}
+	old := a.GetOldObject()
+	if !propagated(a, old) {
+		old = nil // checked as if created: it reaches the members only now
+	}
+	var errs field.ErrorList
+	var err error
+	switch o := a.GetObject().(type) {
+	case *api.Service:
+		oldService, _ := old.(*api.Service)
+		errs = p.validateExternalIPs(o, oldService)
+	case *api.Secret:
+		oldSecret, _ := old.(*api.Secret)
+		errs, err = p.validateTokenSecret(ctx, a.GetNamespace(), o, oldSecret)
+	default:
+		errs, err = p.validatePodSpec(ctx, a.GetNamespace(), o, old)
+	}
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(a.GetKind().GroupKind(), a.GetName(), errs)
+}
+
+// propagated reports whether obj, an object of the request, exists and
+// would reach the members.
+func propagated(a admission.Attributes, obj runtime.Object) bool {
+	if obj == nil {
+		return false
+	}
+	m, err := meta.Accessor(obj)
+	return err == nil && federated.Propagated(a.GetResource().GroupResource(), a.GetNamespace(), m)
+}
+
+// validateExternalIPs refuses the external IPs outside the allowed CIDRs,
+// except those the Service had already (as DenyServiceExternalIPs: what
+// was accepted before the rule may stay, and be removed).
+func (p *Plugin) validateExternalIPs(s, old *api.Service) field.ErrorList {
+	had := map[string]bool{}
+	if old != nil {
+		for _, ip := range old.Spec.ExternalIPs {
+			had[ip] = true
+		}
+	}
+	var errs field.ErrorList
+	for i, ip := range s.Spec.ExternalIPs {
+		if had[ip] || p.externalIPAllowed(ip) {
+			continue
+		}
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "externalIPs").Index(i), fmt.Sprintf(
+			"%s is not in the external IP ranges the federation allows (%s): each member would route traffic for it, whoever owns it, to this Service; "+
+				"a federation admin allows ranges with federation-apiserver's --allowed-service-external-ip-cidrs", ip, p.allowedList())))
+	}
+	return errs
+}
+
+func (p *Plugin) externalIPAllowed(s string) bool {
+	// The members' own parsing: Kubernetes validated the address so.
+	ip := netutils.ParseIPSloppy(s)
+	if ip == nil {
+		return false
+	}
+	for _, n := range p.externalIPCIDRs {
+		if n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Plugin) allowedList() string {
+	if len(p.externalIPCIDRs) == 0 {
+		return "none"
+	}
+	s := make([]string, len(p.externalIPCIDRs))
+	for i, n := range p.externalIPCIDRs {
+		s[i] = n.String()
+	}
+	return strings.Join(s, ", ")
+}
+
+// validateTokenSecret refuses a service-account token Secret naming a
+// service account the federation does not propagate in its namespace.
+func (p *Plugin) validateTokenSecret(ctx context.Context, ns string, s, old *api.Secret) (field.ErrorList, error) {
+	if s.Type != api.SecretTypeServiceAccountToken {
+		return nil, nil
+	}
+	name := s.Annotations[api.ServiceAccountNameKey]
+	if old != nil && old.Type == s.Type && old.Annotations[api.ServiceAccountNameKey] == name {
+		return nil, nil
+	}
+	why, err := p.unpropagatedAccount(ctx, ns, name)
+	if why == "" || err != nil {
+		return nil, err
+	}
+	return field.ErrorList{field.Invalid(field.NewPath("metadata", "annotations").Key(api.ServiceAccountNameKey), name,
+		why+": each member would mint into this Secret a token of that cluster's own account of that name")}, nil
+}
+
+// validatePodSpec refuses a pod spec, if obj has one, whose service
+// account the federation does not propagate in namespace ns.
+func (p *Plugin) validatePodSpec(ctx context.Context, ns string, obj, old runtime.Object) (field.ErrorList, error) {
+	spec, path := podSpec(obj)
+	if spec == nil || spec.ServiceAccountName == "" || spec.ServiceAccountName == "default" {
+		return nil, nil
+	}
+	if oldSpec, _ := podSpec(old); oldSpec != nil && oldSpec.ServiceAccountName == spec.ServiceAccountName {
+		return nil, nil
+	}
+	why, err := p.unpropagatedAccount(ctx, ns, spec.ServiceAccountName)
+	if why == "" || err != nil {
+		return nil, err
+	}
+	// The internal API has one field for both; the member gets both.
+	return field.ErrorList{field.Invalid(path.Child("serviceAccountName"), spec.ServiceAccountName,
+		why+": in each member its pods would run as that cluster's own account of that name (set by serviceAccountName or serviceAccount)")}, nil
+}
+
+// unpropagatedAccount says why the federation does not propagate the
+// service account ns/name, or "" if it does.
+func (p *Plugin) unpropagatedAccount(ctx context.Context, ns, name string) (string, error) {
+	sa, err := p.ServiceAccount(ctx, ns, name)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("looking up the service account %s/%s: %w", ns, name, err)
+	case sa == nil:
+		return fmt.Sprintf("no ServiceAccount %q exists at the federation in the namespace %q (create it there first)", name, ns), nil
+	case federatedtypes.Local(sa):
+		return fmt.Sprintf("the ServiceAccount %q is labelled federation.kubernetes.io/local=true and stays at the federation", name), nil
+	}
+	return "", nil
+}
+
+// podSpec returns the pod spec of a workload, and its path.
+func podSpec(obj runtime.Object) (*api.PodSpec, *field.Path) {
+	spec := field.NewPath("spec")
+	template := spec.Child("template", "spec")
+	switch o := obj.(type) {
+	case *api.Pod:
+		return &o.Spec, spec
+	case *api.ReplicationController:
+		if o.Spec.Template == nil {
+			return nil, nil
+		}
+		return &o.Spec.Template.Spec, template
+	case *apps.Deployment:
+		return &o.Spec.Template.Spec, template
+	case *apps.ReplicaSet:
+		return &o.Spec.Template.Spec, template
+	case *apps.DaemonSet:
+		return &o.Spec.Template.Spec, template
+	case *apps.StatefulSet:
+		return &o.Spec.Template.Spec, template
+	case *batch.Job:
+		return &o.Spec.Template.Spec, template
+	case *batch.CronJob:
+		return &o.Spec.JobTemplate.Spec.Template.Spec, spec.Child("jobTemplate", "spec", "template", "spec")
+	}
+	return nil, nil
+}

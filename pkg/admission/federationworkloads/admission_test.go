@@ -1,0 +1,246 @@
+package federationworkloads
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/kubernetes/pkg/apis/apps"
+	"k8s.io/kubernetes/pkg/apis/batch"
+	api "k8s.io/kubernetes/pkg/apis/core"
+)
+
+var local = map[string]string{"federation.kubernetes.io/local": "true"}
+
+// newPlugin returns the plugin allowing cidrs, with the service accounts
+// team-a/app, team-a/kept (local) and team-b/app at the federation.
+func newPlugin(t *testing.T, cidrs ...string) *Plugin {
+	t.Helper()
+	client := fake.NewSimpleClientset(
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "app"}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "kept", Labels: local}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "app"}},
+	)
+	nets, err := ParseCIDRs(cidrs)
+	require.NoError(t, err)
+	p := New(nets)
+	p.SetExternalKubeInformerFactory(informers.NewSharedInformerFactory(client, 0))
+	p.SetExternalKubeClientSet(client)
+	require.NoError(t, p.ValidateInitialization())
+	return p
+}
+
+func validate(p *Plugin, resource schema.GroupVersionResource, subresource, ns string, obj, old runtime.Object) error {
+	op := admission.Create
+	if old != nil {
+		op = admission.Update
+	}
+	attrs := admission.NewAttributesRecord(obj, old, schema.GroupVersionKind{Kind: "Thing"}, ns, "x", resource, subresource, op, nil, false,
+		&user.DefaultInfo{Name: "alice"})
+	return p.Validate(context.Background(), attrs, nil)
+}
+
+func TestValidateInitialization(t *testing.T) {
+	assert.ErrorContains(t, New(nil).ValidateInitialization(), PluginName)
+}
+
+// workload is one kind with a pod spec, in one group and version served.
+type workload struct {
+	resource schema.GroupVersionResource
+	make     func(serviceAccount string, labels map[string]string) runtime.Object
+	path     string
+}
+
+func workloads() []workload {
+	meta := func(labels map[string]string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Namespace: "team-a", Name: "x", Labels: labels}
+	}
+	template := func(sa string) api.PodTemplateSpec {
+		return api.PodTemplateSpec{Spec: api.PodSpec{ServiceAccountName: sa}}
+	}
+	deployment := func(sa string, l map[string]string) runtime.Object {
+		return &apps.Deployment{ObjectMeta: meta(l), Spec: apps.DeploymentSpec{Template: template(sa)}}
+	}
+	replicaSet := func(sa string, l map[string]string) runtime.Object {
+		return &apps.ReplicaSet{ObjectMeta: meta(l), Spec: apps.ReplicaSetSpec{Template: template(sa)}}
+	}
+	daemonSet := func(sa string, l map[string]string) runtime.Object {
+		return &apps.DaemonSet{ObjectMeta: meta(l), Spec: apps.DaemonSetSpec{Template: template(sa)}}
+	}
+	const tmpl = "spec.template.spec.serviceAccountName"
+	return []workload{
+		{api.SchemeGroupVersion.WithResource("pods"), func(sa string, l map[string]string) runtime.Object {
+			return &api.Pod{ObjectMeta: meta(l), Spec: api.PodSpec{ServiceAccountName: sa}}
+		}, "spec.serviceAccountName"},
+		{api.SchemeGroupVersion.WithResource("replicationcontrollers"), func(sa string, l map[string]string) runtime.Object {
+			t := template(sa)
+			return &api.ReplicationController{ObjectMeta: meta(l), Spec: api.ReplicationControllerSpec{Template: &t}}
+		}, tmpl},
+		{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, deployment, tmpl},
+		{schema.GroupVersionResource{Group: "extensions", Version: "v1beta1", Resource: "deployments"}, deployment, tmpl},
+		{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, replicaSet, tmpl},
+		{schema.GroupVersionResource{Group: "extensions", Version: "v1beta1", Resource: "replicasets"}, replicaSet, tmpl},
+		{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "daemonsets"}, daemonSet, tmpl},
+		{schema.GroupVersionResource{Group: "extensions", Version: "v1beta1", Resource: "daemonsets"}, daemonSet, tmpl},
+		{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}, func(sa string, l map[string]string) runtime.Object {
+			return &apps.StatefulSet{ObjectMeta: meta(l), Spec: apps.StatefulSetSpec{Template: template(sa)}}
+		}, tmpl},
+		{schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}, func(sa string, l map[string]string) runtime.Object {
+			return &batch.Job{ObjectMeta: meta(l), Spec: batch.JobSpec{Template: template(sa)}}
+		}, tmpl},
+		{schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"}, func(sa string, l map[string]string) runtime.Object {
+			return &batch.CronJob{ObjectMeta: meta(l), Spec: batch.CronJobSpec{JobTemplate: batch.JobTemplateSpec{Spec: batch.JobSpec{Template: template(sa)}}}}
+		}, "spec.jobTemplate.spec.template.spec.serviceAccountName"},
+	}
+}
+
+func TestPodSpecServiceAccount(t *testing.T) {
+	p := newPlugin(t)
+	for _, w := range workloads() {
+		cases := []struct {
+			name        string
+			ns          string
+			sa          string
+			labels      map[string]string
+			old         runtime.Object
+			subresource string
+			want        string // in the 422, or "" for allowed
+		}{
+			{name: "no account", ns: "team-a"},
+			{name: "the default account", ns: "team-a", sa: "default"},
+			{name: "an account the federation propagates", ns: "team-a", sa: "app"},
+			{name: "an account that does not exist", ns: "team-a", sa: "ghost",
+				want: `no ServiceAccount "ghost" exists at the federation in the namespace "team-a"`},
+			{name: "an account of another namespace's name only", ns: "team-c", sa: "app",
+				want: `no ServiceAccount "app" exists at the federation in the namespace "team-c"`},
+			{name: "a local account", ns: "team-a", sa: "kept",
+				want: `the ServiceAccount "kept" is labelled federation.kubernetes.io/local=true`},
+			{name: "a local workload", ns: "team-a", sa: "ghost", labels: local},
+			{name: "in a never-propagated namespace", ns: "kube-system", sa: "ghost"},
+			{name: "an update that keeps the account", ns: "team-a", sa: "ghost", old: w.make("ghost", nil)},
+			{name: "an update that changes it", ns: "team-a", sa: "ghost", old: w.make("app", nil),
+				want: `no ServiceAccount "ghost"`},
+			{name: "an update that makes a local workload propagated", ns: "team-a", sa: "ghost", old: w.make("ghost", local),
+				want: `no ServiceAccount "ghost"`},
+			{name: "a status update", ns: "team-a", sa: "ghost", old: w.make("app", nil), subresource: "status"},
+		}
+		for _, c := range cases {
+			t.Run(w.resource.String()+"/"+c.name, func(t *testing.T) {
+				err := validate(p, w.resource, c.subresource, c.ns, w.make(c.sa, c.labels), c.old)
+				if c.want == "" {
+					assert.NoError(t, err)
+					return
+				}
+				require.Error(t, err)
+				assert.True(t, apierrors.IsInvalid(err), "want a 422, got %v", err)
+				assert.Contains(t, err.Error(), w.path+": Invalid value: \""+c.sa+"\": "+c.want)
+			})
+		}
+	}
+}
+
+func TestTokenSecrets(t *testing.T) {
+	p := newPlugin(t)
+	secret := func(typ api.SecretType, sa string, labels map[string]string) *api.Secret {
+		return &api.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "x", Labels: labels,
+			Annotations: map[string]string{api.ServiceAccountNameKey: sa}}, Type: typ}
+	}
+	token := api.SecretTypeServiceAccountToken
+	cases := []struct {
+		name string
+		obj  *api.Secret
+		old  *api.Secret
+		want string
+	}{
+		{name: "a token of an account the federation propagates", obj: secret(token, "app", nil)},
+		{name: "a token of an account that does not exist", obj: secret(token, "ghost", nil),
+			want: `metadata.annotations[kubernetes.io/service-account.name]: Invalid value: "ghost": no ServiceAccount "ghost" exists at the federation in the namespace "team-a"`},
+		{name: "a token of the default account, which the federation does not have", obj: secret(token, "default", nil),
+			want: `no ServiceAccount "default" exists`},
+		{name: "a token of a local account", obj: secret(token, "kept", nil),
+			want: `metadata.annotations[kubernetes.io/service-account.name]: Invalid value: "kept": the ServiceAccount "kept" is labelled federation.kubernetes.io/local=true`},
+		{name: "a local token Secret", obj: secret(token, "ghost", local)},
+		{name: "an Opaque Secret with the annotation", obj: secret(api.SecretTypeOpaque, "ghost", nil)},
+		{name: "an update that keeps the account", obj: secret(token, "ghost", nil), old: secret(token, "ghost", nil)},
+		{name: "an update that makes it propagated", obj: secret(token, "ghost", nil), old: secret(token, "ghost", local),
+			want: `no ServiceAccount "ghost"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var old runtime.Object
+			if c.old != nil {
+				old = c.old
+			}
+			err := validate(p, api.SchemeGroupVersion.WithResource("secrets"), "", "team-a", c.obj, old)
+			if c.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.True(t, apierrors.IsInvalid(err), "want a 422, got %v", err)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
+}
+
+func TestExternalIPs(t *testing.T) {
+	service := func(labels map[string]string, ips ...string) *api.Service {
+		return &api.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "x", Labels: labels}, Spec: api.ServiceSpec{ExternalIPs: ips}}
+	}
+	cases := []struct {
+		name  string
+		cidrs []string
+		obj   *api.Service
+		old   *api.Service
+		want  []string // in the 422, or none for allowed
+	}{
+		{name: "none", obj: service(nil)},
+		{name: "any, by default", obj: service(nil, "8.8.8.8"),
+			want: []string{"spec.externalIPs[0]: Forbidden: 8.8.8.8 is not in the external IP ranges the federation allows (none)", "--allowed-service-external-ip-cidrs"}},
+		{name: "the member's own kubernetes Service address", cidrs: []string{"192.0.2.0/24"}, obj: service(nil, "192.0.2.1", "10.96.0.1"),
+			want: []string{"spec.externalIPs[1]: Forbidden: 10.96.0.1 is not in the external IP ranges the federation allows (192.0.2.0/24)"}},
+		{name: "inside an allowed CIDR", cidrs: []string{"198.51.100.0/24", "192.0.2.0/24"}, obj: service(nil, "192.0.2.1", "198.51.100.9")},
+		{name: "IPv6 inside an allowed CIDR", cidrs: []string{"2001:db8::/64"}, obj: service(nil, "2001:db8::5")},
+		{name: "IPv6 outside", cidrs: []string{"192.0.2.0/24"}, obj: service(nil, "2001:db8::5"),
+			want: []string{"spec.externalIPs[0]: Forbidden: 2001:db8::5 is not in"}},
+		{name: "an update that keeps an address the Service had", obj: service(nil, "8.8.8.8"), old: service(nil, "8.8.8.8", "8.8.4.4")},
+		{name: "an update that adds one", obj: service(nil, "8.8.8.8", "1.1.1.1"), old: service(nil, "8.8.8.8"),
+			want: []string{"spec.externalIPs[1]: Forbidden: 1.1.1.1"}},
+		{name: "an update that makes a local Service propagated", obj: service(nil, "8.8.8.8"), old: service(local, "8.8.8.8"),
+			want: []string{"spec.externalIPs[0]: Forbidden: 8.8.8.8"}},
+		{name: "a local Service", obj: service(local, "8.8.8.8")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var old runtime.Object
+			if c.old != nil {
+				old = c.old
+			}
+			err := validate(newPlugin(t, c.cidrs...), api.SchemeGroupVersion.WithResource("services"), "", "team-a", c.obj, old)
+			if len(c.want) == 0 {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.True(t, apierrors.IsInvalid(err), "want a 422, got %v", err)
+			for _, w := range c.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+func TestParseCIDRs(t *testing.T) {
+	_, err := ParseCIDRs([]string{"192.0.2.0/24", "8.8.8.8"})
+	assert.EqualError(t, err, `"8.8.8.8": not a CIDR`)
+}

@@ -1,0 +1,73 @@
+package propagation
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Drift that fights back. A repair is a write of what we last wrote
+// already (the same hash) because the member changed or deleted our copy.
+// A member controller that keeps changing it back (or a tenant's object
+// made to provoke one) would cost member writes without end: repairs of a
+// copy are budgeted (package repairbudget) and, once the budget is spent,
+// the copy is left as the member has it, reported as a drift conflict,
+// until the federated object changes or the budget's window passes.
+
+// ReasonDriftConflict: a member keeps changing a copy back; the
+// federation stopped repairing it.
+const ReasonDriftConflict = "DriftConflict"
+
+// errDriftConflict keeps a copy failed while its repairs are spent; its
+// message is the Propagated condition's.
+type errDriftConflict struct {
+	what, cluster string
+	repairs       int
+	window, wait  time.Duration
+}
+
+// RetryAfter implements queueworker.RetryAfter: the copy is looked at
+// again when its budget allows a repair.
+func (e *errDriftConflict) RetryAfter() time.Duration { return e.wait }
+
+// errRepairWaits says when the next repair of a copy may run.
+type errRepairWaits struct {
+	msg  string
+	wait time.Duration
+}
+
+func (e *errRepairWaits) Error() string             { return e.msg }
+func (e *errRepairWaits) RetryAfter() time.Duration { return e.wait }
+
+func (e *errDriftConflict) Error() string {
+	return fmt.Sprintf("%s: %s in cluster %s was changed there again after %d repairs in %s: left as the member has it; "+
+		"repairs resume in %s or when the federated object changes", ReasonDriftConflict, e.what, e.cluster, e.repairs, e.window, e.wait.Round(time.Second))
+}
+
+// repairAllowed returns nil when a write of hash to cluster may go, and
+// an error when it is a repair the copy's budget refuses (now or for a
+// while). Writes of a new hash are never budgeted: they follow the
+// tenant's own changes, one write per change.
+func (c *Controller) repairAllowed(cluster string, fed *unstructured.Unstructured, hash string) error {
+	objKey := key(fed.GetNamespace(), fed.GetName())
+	last, appliedBefore := c.applied.get(cluster, objKey)
+	if !appliedBefore || last.hash != hash {
+		return nil
+	}
+	v := c.repairs.Take(appliedKey(cluster, objKey), hash, time.Now())
+	switch {
+	case v.Allowed:
+		return nil
+	case v.Exhausted:
+		err := &errDriftConflict{what: c.what(objKey), cluster: cluster, repairs: v.Repairs, window: c.repairs.Window, wait: v.Wait}
+		if v.FirstExhausted {
+			syncMetrics.driftConflicts.WithLabelValues(c.typ.Name, cluster).Inc()
+			c.recorder.Event(fed, corev1.EventTypeWarning, ReasonDriftConflict, err.Error())
+		}
+		return err
+	}
+	return &errRepairWaits{wait: v.Wait, msg: fmt.Sprintf("%s in cluster %s was changed there again: repaired %d times lately, the next repair waits %s",
+		c.what(objKey), cluster, v.Repairs, v.Wait.Round(time.Millisecond))}
+}

@@ -1,0 +1,136 @@
+package propagation
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/memberrbac"
+)
+
+// The federation writes a namespaced object into a member only where that
+// tenant's ownership reaches: in a member namespace the federation created
+// (memberrbac.CreatedByLabel) or one an admin adopted explicitly
+// (memberrbac.AdoptedByLabel: kubefed join's --adopt-namespaces, or a
+// federated Namespace adopted with the adoption permission). Anywhere else
+// the namespace is someone else's, and so is everything in it: nothing is
+// created, adopted, updated, or deleted there. This is the one check every
+// member write of a namespaced object passes (writeMember); the member's
+// admission policy enforces the same rule on the federation's identity.
+
+// ReasonNamespaceNotOurs: a federated object's namespace in a member is
+// not one the federation created or an admin adopted; nothing of it is
+// written there.
+const ReasonNamespaceNotOurs = "NamespaceNotOwnedInCluster"
+
+// namespaceVerdictTTL bounds how long a live read of a member namespace
+// that is not in our label-filtered cache (the member's default, adopted
+// at join) answers for it.
+const namespaceVerdictTTL = 30 * time.Second
+
+// namespaceVerdict is what a live read found of a member namespace.
+type namespaceVerdict struct {
+	ours bool
+	at   time.Time
+}
+
+// namespaceVerdicts remembers live reads of member namespaces, by
+// cluster/namespace.
+type namespaceVerdicts struct{ m sync.Map }
+
+func (v *namespaceVerdicts) get(cluster, ns string, now time.Time) (bool, bool) {
+	got, ok := v.m.Load(cluster + "/" + ns)
+	if !ok || now.Sub(got.(namespaceVerdict).at) > namespaceVerdictTTL {
+		return false, false
+	}
+	return got.(namespaceVerdict).ours, true
+}
+
+func (v *namespaceVerdicts) set(cluster, ns string, ours bool, now time.Time) {
+	v.m.Store(cluster+"/"+ns, namespaceVerdict{ours: ours, at: now})
+}
+
+// forget drops what was read of a namespace, when a member event of it
+// comes.
+func (v *namespaceVerdicts) forget(cluster, ns string) { v.m.Delete(cluster + "/" + ns) }
+
+// OwnsNamespace reports whether a member namespace's labels say the
+// federation fed created it or an admin adopted it for fed.
+func OwnsNamespace(labels map[string]string, fed string) bool {
+	return fed != "" && (labels[memberrbac.CreatedByLabel] == fed || labels[memberrbac.AdoptedByLabel] == fed)
+}
+
+// errNamespaceNotOurs keeps a copy from being written where its namespace
+// is not the federation's; it names the namespace, the cluster and how to
+// make it the federation's.
+type errNamespaceNotOurs struct{ namespace, cluster, fed string }
+
+func (e *errNamespaceNotOurs) Error() string {
+	return fmt.Sprintf("namespace %s in cluster %s was neither created by federation %s nor adopted for it: nothing is written in it "+
+		"(an admin adopts it with kubefed join --adopt-namespaces=%s, or by annotating the federated Namespace %s=%s)",
+		e.namespace, e.cluster, e.fed, e.namespace, "federation.kubernetes.io/conflict-resolution", "adopt")
+}
+
+// mayWriteIn returns nil when the federation may write in namespace ns of
+// cluster, and errNamespaceNotOurs when it may not. Cluster-scoped objects
+// ("") may always be written (their own ownership rules apply).
+func (c *Controller) mayWriteIn(ctx context.Context, cluster, ns string) error {
+	if ns == "" {
+		return nil
+	}
+	fed := c.members.Federation()
+	if cached, ok := c.members.Get(cluster, membercluster.NamespacesResource, "", ns); ok && OwnsNamespace(cached.GetLabels(), fed) {
+		return nil
+	}
+	now := time.Now()
+	ours, known := c.namespaceOwners.get(cluster, ns, now)
+	if !known {
+		var err error
+		if ours, err = c.readNamespaceOwner(ctx, cluster, ns); err != nil {
+			return err
+		}
+		c.namespaceOwners.set(cluster, ns, ours, now)
+	}
+	if !ours {
+		return &errNamespaceNotOurs{namespace: ns, cluster: cluster, fed: fed}
+	}
+	return nil
+}
+
+// readNamespaceOwner reads a member namespace that our cache does not
+// show as ours.
+func (c *Controller) readNamespaceOwner(ctx context.Context, cluster, ns string) (bool, error) {
+	client, err := c.members.Client(cluster)
+	if err != nil {
+		return false, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
+	defer cancel()
+	live, err := client.Resource(membercluster.NamespacesResource).Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		// Not there yet (its Namespace is being written), or gone: the
+		// write is tried again, and nothing is remembered.
+		return false, fmt.Errorf("namespace %s is not in cluster %s yet", ns, cluster)
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading namespace %s in cluster %s: %w", ns, cluster, err)
+	}
+	return OwnsNamespace(live.GetLabels(), c.members.Federation()), nil
+}
+
+// namespaceNotOurs tells, once per object and cluster, that nothing of it
+// is written in the member because of its namespace.
+func (c *Controller) namespaceNotOurs(cluster string, fed *unstructured.Unstructured, err *errNamespaceNotOurs) {
+	objKey := key(fed.GetNamespace(), fed.GetName())
+	if _, told := c.namespaceTold.LoadOrStore(appliedKey(cluster, objKey), fed.GetUID()); told {
+		return
+	}
+	c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonNamespaceNotOurs, "%s not written in cluster %s: %v", c.what(objKey), cluster, err)
+}

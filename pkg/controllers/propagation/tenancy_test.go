@@ -1,0 +1,196 @@
+package propagation
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
+	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/memberrbac"
+)
+
+// memberNamespaceLabelled puts a member's own namespace ns in cluster c1's
+// fake client, with labels, out of our cache.
+func memberNamespaceLabelled(t *testing.T, members *fakeMembers, name string, labels map[string]string) {
+	t.Helper()
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace"}}
+	ns.SetName(name)
+	ns.SetLabels(labels)
+	members.foreignNamespaces = append(members.foreignNamespaces, "c1/"+name)
+	require.NoError(t, members.clients["c1"].Tracker().Add(ns))
+}
+
+func TestNothingIsWrittenInAMemberNamespaceTheFederationDoesNotOwn(t *testing.T) {
+	members := newFakeMembers([]string{"c1"})
+	memberNamespaceLabelled(t, members, "ns", map[string]string{"team": "payments"})
+	fed := configMapObj("a", Finalizer)
+	fed.SetAnnotations(map[string]string{federationv1beta1.ConflictResolutionAnnotation: federationv1beta1.ConflictResolutionAdopt})
+	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
+	tc.addFederatedNamespace(t, nil)
+
+	err := tc.sync(t, "ns/a")
+	require.ErrorContains(t, err, "namespace ns in cluster c1 was neither created by federation fed nor adopted for it")
+	assert.Empty(t, writesTo(members, "c1"), "nothing written, adoption asked or not")
+	events := tc.events()
+	require.Len(t, events, 1)
+	assert.True(t, strings.HasPrefix(events[0], "Warning "+ReasonNamespaceNotOurs+" ConfigMap ns/a not written in cluster c1"), events[0])
+
+	// Tried again: the verdict is remembered, and not told again.
+	reads := len(members.memberActions("c1"))
+	_, err = tc.writeMember(context.Background(), "c1", compareTask(t, tc, "ns/a", "c1"))
+	require.Error(t, err)
+	assert.Len(t, members.memberActions("c1"), reads, "not even read")
+	assert.Empty(t, tc.events())
+}
+
+func TestANamespaceAdoptedAtJoinIsWrittenIn(t *testing.T) {
+	members := newFakeMembers([]string{"c1"})
+	memberNamespaceLabelled(t, members, "ns", map[string]string{memberrbac.AdoptedByLabel: "fed"})
+	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer))
+	tc.addFederatedNamespace(t, nil)
+	require.NoError(t, tc.sync(t, "ns/a"))
+	assert.Equal(t, []string{"create"}, writesTo(members, "c1"))
+
+	// Another federation's adoption is not ours.
+	members = newFakeMembers([]string{"c1"})
+	memberNamespaceLabelled(t, members, "ns", map[string]string{memberrbac.AdoptedByLabel: "fed2"})
+	tc = newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer))
+	tc.addFederatedNamespace(t, nil)
+	require.Error(t, tc.sync(t, "ns/a"))
+	assert.Empty(t, writesTo(members, "c1"))
+}
+
+// writesTo are the member calls to cluster that are not reads.
+func writesTo(members *fakeMembers, cluster string) []string {
+	var out []string
+	for _, a := range members.memberActions(cluster) {
+		if a != "get" && a != "list" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func TestAnAdoptedNamespaceIsMarkedAdoptedBy(t *testing.T) {
+	members := newFakeMembers([]string{"c1"})
+	members.foreignNamespaces = []string{"c1/team-x"}
+	membersOwn(t, members, fedNamespace("team-x"))
+	fed := fedNamespace("team-x", Finalizer)
+	fed.SetAnnotations(map[string]string{federationv1beta1.ConflictResolutionAnnotation: federationv1beta1.ConflictResolutionAdopt})
+	tc := newTestController(t, federatedtypes.Namespaces, members, fed)
+	require.NoError(t, tc.sync(t, "team-x"))
+	applied := lastApplied(t, members, "c1")
+	assert.Equal(t, "fed", applied.GetLabels()[memberrbac.AdoptedByLabel])
+	assert.NotContains(t, applied.GetLabels(), memberrbac.CreatedByLabel)
+}
+
+func TestAMemberNamespaceAdoptedAtJoinIsTakenOverByItsFederatedNamespace(t *testing.T) {
+	members := newFakeMembers([]string{"c1"})
+	theirs := fedNamespace("team-x")
+	theirs.SetLabels(map[string]string{memberrbac.AdoptedByLabel: "fed"})
+	members.foreignNamespaces = []string{"c1/team-x"}
+	membersOwn(t, members, theirs)
+	tc := newTestController(t, federatedtypes.Namespaces, members, fedNamespace("team-x", Finalizer))
+	require.NoError(t, tc.sync(t, "team-x"), "no annotation needed: the member's admin adopted it")
+	assert.Equal(t, "true", lastApplied(t, members, "c1").GetAnnotations()[federationv1beta1.AdoptedAnnotation])
+}
+
+func TestWhatAMembersControllerKeepsUpIsNeverAdopted(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		typ    string
+		member *unstructured.Unstructured
+		why    string
+	}{
+		{"the root CA ConfigMap", "configmaps", configMapObj("kube-root-ca.crt"), "root CA publisher"},
+		{"an owned ConfigMap", "configmaps", func() *unstructured.Unstructured {
+			o := configMapObj("a")
+			o.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "p", UID: "p-uid"}})
+			return o
+		}(), "owned by Pod p"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			members := newFakeMembers([]string{"c1"})
+			membersOwn(t, members, tt.member)
+			fed := configMapObj(tt.member.GetName(), Finalizer)
+			fed.SetAnnotations(map[string]string{federationv1beta1.ConflictResolutionAnnotation: federationv1beta1.ConflictResolutionAdopt})
+			tc := newTestController(t, federatedtypes.ByName(tt.typ), members, fed)
+			err := tc.sync(t, "ns/"+tt.member.GetName())
+			require.ErrorContains(t, err, "the federation never takes it over")
+			require.ErrorContains(t, err, tt.why)
+			assert.Equal(t, []string{"create", "get"}, members.memberActions("c1"), "no write")
+		})
+	}
+}
+
+func TestRepairsOfACopyTheMemberKeepsChangingAreBudgeted(t *testing.T) {
+	members := newFakeMembers([]string{"c1"})
+	fed := configMapObj("a", Finalizer)
+	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
+	tc.repairs.First = 0 // no backoff: count the repairs alone
+	require.NoError(t, tc.sync(t, "ns/a"))
+	writes := func() int { return len(members.memberActions("c1")) }
+	created := writes()
+
+	// The member changes the copy back after every write.
+	var lastErr error
+	for range 20 {
+		cur, ok := members.Get("c1", federatedtypes.ByName("configmaps").Resource, "ns", "a")
+		require.True(t, ok)
+		changed := cur.DeepCopy()
+		changed.Object["data"] = map[string]any{"k": "theirs"}
+		changed.SetResourceVersion(changed.GetResourceVersion() + "9")
+		changed.SetGeneration(changed.GetGeneration() + 1)
+		members.put("c1", changed)
+		_, lastErr = tc.writeMember(context.Background(), "c1", compareTask(t, tc, "ns/a", "c1"))
+	}
+	assert.LessOrEqual(t, writes()-created, tc.repairs.Max, "at most the budget's repairs")
+	assert.GreaterOrEqual(t, writes()-created, 1, "the first change is repaired")
+	require.Error(t, lastErr)
+	assert.Contains(t, lastErr.Error(), "DriftConflict: ConfigMap ns/a in cluster c1 was changed there again after 5 repairs")
+	var told int
+	for _, e := range tc.events() {
+		if strings.HasPrefix(e, "Warning DriftConflict") {
+			told++
+		}
+	}
+	assert.Equal(t, 1, told, "told once")
+
+	// The tenant changes the object: it is written at once.
+	fed = fed.DeepCopy()
+	fed.Object["data"] = map[string]any{"k": "v2"}
+	require.NoError(t, tc.indexer.Update(fed))
+	before := writes()
+	_, err := tc.writeMember(context.Background(), "c1", compareTask(t, tc, "ns/a", "c1"))
+	require.NoError(t, err)
+	assert.Equal(t, before+1, writes())
+}
+
+func TestAnHPAIsWrittenOnlyWhereItsTargetIsOurCopy(t *testing.T) {
+	hpa := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+		"metadata": map[string]any{"name": "web", "namespace": "ns", "finalizers": []any{Finalizer}},
+		"spec": map[string]any{
+			"scaleTargetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "theirs"},
+			"minReplicas":    int64(1), "maxReplicas": int64(1),
+		},
+	}}
+	members := newFakeMembers([]string{"c1"})
+	theirs := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}}
+	theirs.SetName("theirs")
+	theirs.SetNamespace("ns")
+	require.NoError(t, members.clients["c1"].Tracker().Add(theirs))
+	tc := newTestController(t, federatedtypes.ByName("horizontalpodautoscalers"), members, hpa)
+	err := tc.sync(t, "ns/web")
+	require.ErrorContains(t, err, "HPA ns/web targets Deployment theirs, which in cluster c1 is not the federation's")
+	assert.Empty(t, writesTo(members, "c1"))
+	_, ok := members.Get("c1", membercluster.NamespacesResource, "", "ns")
+	require.True(t, ok)
+}

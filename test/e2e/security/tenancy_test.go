@@ -1,0 +1,463 @@
+package security_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/repairbudget"
+	"github.com/federation-v1/federation/pkg/poll"
+	"github.com/federation-v1/federation/test/fedenv"
+)
+
+// The federation must not be a confused deputy: its identity in a member
+// can do more there than any tenant, so a tenant's work reaches a member
+// only where that tenant's ownership reaches. Each attack below is one a
+// hostile tenant made work before; each must stay refused.
+
+func init() {
+	attacks["tenancy: hostile objects cost a bounded number of member writes"] = tenancyWriteLoops
+	attacks["tenancy: RoleBindings to system: groups and users are refused"] = tenancySystemSubjects
+	attacks["tenancy: adopting takes a permission of its own"] = tenancyAdoptionPermission
+	attacks["tenancy: nothing is placed in a member namespace the federation did not create"] = tenancyForeignNamespace
+	attacks["tenancy: an HPA cannot scale a member's own Deployment"] = tenancyHPATarget
+	attacks["tenancy: the member policy is Pod Security baseline in every namespace"] = tenancyMemberBaseline
+	attacks["tenancy: externalIPs are refused"] = tenancyExternalIPs
+	attacks["tenancy: service accounts must be the federation's own"] = tenancyServiceAccounts
+	attacks["tenancy: a ResourceQuota holds at the federation"] = tenancyQuota
+}
+
+// loopWindow is how long the write-loop attack is watched.
+const loopWindow = 60 * time.Second
+
+// memberConfigMap creates a ConfigMap of the member's own in its namespace
+// ns (another team's data), removed when the test ends.
+func (f *fixture) memberConfigMap(ns, name, value string) {
+	f.t.Helper()
+	admin := f.memberClient()
+	_, err := admin.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{"owner": value},
+	}, metav1.CreateOptions{})
+	require.NoError(f.t, err)
+	f.t.Cleanup(func() { _ = admin.CoreV1().ConfigMaps(ns).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+}
+
+// memberData is the owner key of a member ConfigMap ("" when absent).
+func (f *fixture) memberData(ns, name string) string {
+	f.t.Helper()
+	cm, err := f.memberClient().CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return ""
+	}
+	require.NoError(f.t, err)
+	return cm.Data["owner"]
+}
+
+// waitEvent waits for an event of reason on the federated object
+// kind/name in ns whose message holds want.
+func (f *fixture) waitEvent(ns, kind, name, reason, want string) {
+	f.t.Helper()
+	require.NoError(f.t, poll.Until(context.Background(), converge, fmt.Sprintf("a %s event on %s %s/%s saying %q", reason, kind, ns, name, want), func(context.Context) error {
+		out, err := f.as("fed", "get", "events", "-n", ns, "--field-selector",
+			"involvedObject.kind="+kind+",involvedObject.name="+name+",reason="+reason, "-o", "jsonpath={.items[*].message}")
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		if !strings.Contains(out, want) {
+			return fmt.Errorf("events say %q", out)
+		}
+		return nil
+	}))
+}
+
+// memberWrites sums the controller manager's member writes to the member
+// of the given types and verbs.
+func (f *fixture) memberWrites(types []string, verbs ...string) float64 {
+	f.t.Helper()
+	body, err := f.u.ControllerManagerMetrics("fed")
+	require.NoError(f.t, err)
+	total := 0.0
+	for _, typ := range types {
+		for _, verb := range verbs {
+			byCluster, err := fedenv.MetricByLabel(body, "federation_sync_member_writes_total", "cluster", map[string]string{"type": typ, "verb": verb})
+			require.NoError(f.t, err)
+			total += byCluster[member]
+		}
+	}
+	return total
+}
+
+// fight plays a member controller that will not let the federation have
+// its way with ConfigMap ns/name: whenever the member's copy is the
+// federation's, it is put back (revert) until ctx ends. It returns how
+// many times it acted: once for the federation's first write, then once
+// per repair.
+func fight(ctx context.Context, member kubernetes.Interface, ns, name string, revert func(context.Context, *corev1.ConfigMap) error) int {
+	acted := 0
+	for ctx.Err() == nil {
+		w, err := member.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+		if err != nil {
+			continue
+		}
+		for e := range w.ResultChan() {
+			cm, ok := e.Object.(*corev1.ConfigMap)
+			if !ok || e.Type == watch.Deleted || cm.Data["owner"] == "member" {
+				continue
+			}
+			if revert(ctx, cm) == nil {
+				acted++
+			}
+		}
+		w.Stop()
+	}
+	return acted
+}
+
+// tenancyWriteLoops: objects made to set the federation against a member
+// controller (the root CA publisher's ConfigMap, adopted; a copy a
+// controller keeps changing back; one it keeps deleting) cost at most the
+// repair budget's writes, and are reported, in a minute of fighting.
+func tenancyWriteLoops(f *fixture) {
+	ctx := context.Background()
+	member := f.memberClient()
+	ns := tenantNamespace
+	rootCA, err := member.CoreV1().ConfigMaps(ns).Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+	require.NoError(f.t, err, "the member publishes its CA in every namespace")
+
+	// The admin may adopt; the root CA's ConfigMap is never adopted even so.
+	adopt := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kube-root-ca.crt\n  namespace: %s\n  annotations: {%s: adopt}\ndata: {ca.crt: attacker}\n",
+		ns, federationv1beta1.ConflictResolutionAnnotation)
+	out, err := f.applyAs("fed", adopt)
+	require.NoError(f.t, err, out)
+	f.deleteWhenDone("configmap", ns, "kube-root-ca.crt")
+	f.waitEvent(ns, "ConfigMap", "kube-root-ca.crt", "ConflictInCluster", "the federation never takes it over")
+
+	for _, name := range []string{"sec-drift", "sec-drift-deleted"} {
+		out, err := f.applyAs(tenant, configMap(ns, name, "owner: federation"))
+		require.NoError(f.t, err, out)
+		f.deleteWhenDone("configmap", ns, name)
+	}
+	require.NoError(f.t, poll.Until(ctx, converge, "the drift ConfigMaps in the member", func(ctx context.Context) error {
+		for _, name := range []string{"sec-drift", "sec-drift-deleted"} {
+			if _, err := member.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+
+	types := []string{"configmaps", "secrets"}
+	before := f.memberWrites(types, "apply", "create", "patch")
+	window, cancel := context.WithTimeout(ctx, loopWindow)
+	defer cancel()
+	var changedBack, deleted int
+	var fighters sync.WaitGroup
+	fighters.Go(func() {
+		changedBack = fight(window, member, ns, "sec-drift", func(ctx context.Context, cm *corev1.ConfigMap) error {
+			cm.Data = map[string]string{"owner": "member"}
+			_, err := member.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+			return err
+		})
+	})
+	fighters.Go(func() {
+		deleted = fight(window, member, ns, "sec-drift-deleted", func(ctx context.Context, cm *corev1.ConfigMap) error {
+			return member.CoreV1().ConfigMaps(ns).Delete(ctx, cm.Name, metav1.DeleteOptions{})
+		})
+	})
+	fighters.Wait()
+	writes := f.memberWrites(types, "apply", "create", "patch") - before
+	for _, verb := range []string{"apply", "create", "patch"} {
+		f.t.Logf("%s: %.0f", verb, f.memberWrites(types, verb))
+	}
+
+	// Once for the federation's first write, then once per repair.
+	f.t.Logf("in %s: changed back %d times, deleted %d times; the federation wrote %.0f times", loopWindow, changedBack, deleted, writes)
+	assert.Positive(f.t, changedBack-1, "the federation repaired the change at least once")
+	assert.LessOrEqual(f.t, changedBack-1, repairbudget.DefaultMax, "repairs of a changed copy")
+	assert.Positive(f.t, deleted-1, "the federation recreated the copy at least once")
+	assert.LessOrEqual(f.t, deleted-1, repairbudget.DefaultMax, "re-creations of a deleted copy")
+	// Each repair is one write; the first update of a copy we created also
+	// hands its create's fields to our applies (a patch and an apply).
+	assert.LessOrEqual(f.t, writes, float64(2*repairbudget.DefaultMax+2), "member writes of ConfigMaps and Secrets in %s", loopWindow)
+	f.waitEvent(ns, "ConfigMap", "sec-drift", "DriftConflict", "left as the member has it")
+
+	got, err := member.CoreV1().ConfigMaps(ns).Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+	require.NoError(f.t, err)
+	assert.Equal(f.t, rootCA.Data, got.Data, "the member's CA bundle")
+	assert.Empty(f.t, got.Labels[federationv1beta1.FederationLabel])
+}
+
+// tenancySystemSubjects: a RoleBinding to system:unauthenticated (or any
+// system: group or user) would make every anonymous caller of every
+// member admin of the namespace. The federation refuses it, and so does
+// the member's policy should the federation ever send one.
+func tenancySystemSubjects(f *fixture) {
+	ns := teamAdminNamespace
+	for _, subject := range []string{
+		"--group=system:unauthenticated", "--group=system:authenticated", "--group=system:serviceaccounts",
+		"--group=system:serviceaccounts:" + ns, "--user=system:anonymous", "--group=system:masters",
+	} {
+		out, err := f.as(teamAdmin, "create", "rolebinding", "sec-open", "--clusterrole=admin", subject, "-n", ns)
+		f.refused(out, err, "system:")
+	}
+	out, err := f.as(teamAdmin, "create", "rolebinding", "sec-sa", "--clusterrole=view", "--serviceaccount=kube-system:default", "-n", ns)
+	f.refused(out, err, "kube-system")
+
+	// Positive control: a binding to a person of the team propagates.
+	out, err = f.as(teamAdmin, "create", "rolebinding", "sec-carol", "--clusterrole=view", "--user=carol", "-n", ns)
+	require.NoError(f.t, err, out)
+	f.deleteWhenDone("rolebinding", ns, "sec-carol")
+	member := f.memberClient()
+	require.NoError(f.t, poll.Until(context.Background(), converge, "RoleBinding sec-carol in the member", func(ctx context.Context) error {
+		_, err := member.RbacV1().RoleBindings(ns).Get(ctx, "sec-carol", metav1.GetOptions{})
+		return err
+	}))
+
+	// The member's policy: even in a namespace the federation created.
+	open := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "sec-open", Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:unauthenticated"}},
+	}
+	_, err = f.asFederation().RbacV1().RoleBindings(ns).Create(context.Background(), open, metav1.CreateOptions{})
+	refusedByPolicy(f.t, err, "system:")
+}
+
+// tenancyAdoptionPermission: edit in a namespace does not let a tenant
+// take over the objects other teams keep there in the members.
+func tenancyAdoptionPermission(f *fixture) {
+	ns := tenantNamespace
+	f.memberConfigMap(ns, "sec-theirs", "member")
+	for _, annotation := range []string{
+		federationv1beta1.ConflictResolutionAnnotation + ": adopt",
+		federationv1beta1.DeleteAdoptedAnnotation + ": \"true\"",
+	} {
+		manifest := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sec-theirs\n  namespace: %s\n  annotations: {%s}\ndata: {owner: attacker}\n", ns, annotation)
+		out, err := f.applyAs(tenant, manifest)
+		f.refused(out, err, "configmaps/"+federationv1beta1.AdoptionSubresource)
+	}
+	// Without adoption it is a conflict, and the member's data stays.
+	out, err := f.applyAs(tenant, configMap(ns, "sec-theirs", "owner: attacker"))
+	require.NoError(f.t, err, out)
+	f.deleteWhenDone("configmap", ns, "sec-theirs")
+	f.waitEvent(ns, "ConfigMap", "sec-theirs", "ConflictInCluster", "was not created by this federation")
+	assert.Equal(f.t, "member", f.memberData(ns, "sec-theirs"))
+
+	// The admin holds the permission: the positive control.
+	adopt := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sec-theirs\n  namespace: %s\n  annotations: {%s: adopt}\ndata: {owner: federation}\n",
+		ns, federationv1beta1.ConflictResolutionAnnotation)
+	out, err = f.applyAs("fed", adopt)
+	require.NoError(f.t, err, out)
+	require.NoError(f.t, poll.Until(context.Background(), converge, "the admin's adoption of sec-theirs", func(context.Context) error {
+		if got := f.memberData(ns, "sec-theirs"); got != "federation" {
+			return fmt.Errorf("owner %q", got)
+		}
+		return nil
+	}))
+}
+
+// tenancyForeignNamespace: a member namespace of the same name as a
+// federated one, which another team owns there, gets nothing of the
+// federation's: not its objects, not an adoption, not a deletion.
+func tenancyForeignNamespace(f *fixture) {
+	const ns = "sec-payments"
+	f.memberNamespace(ns, map[string]string{"team": "payments"})
+	f.memberConfigMap(ns, "ledger", "member")
+	f.t.Cleanup(func() { _, _ = f.as("fed", "delete", "namespace", ns, "--wait=false", "--ignore-not-found") })
+	f.admin("create", "namespace", ns)
+	f.waitEvent("", "Namespace", ns, "ConflictInCluster", "was not created by this federation")
+
+	adopt := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ledger\n  namespace: %s\n  annotations: {%s: adopt, %s: \"true\"}\ndata: {owner: federation}\n",
+		ns, federationv1beta1.ConflictResolutionAnnotation, federationv1beta1.DeleteAdoptedAnnotation)
+	out, err := f.applyAs("fed", adopt)
+	require.NoError(f.t, err, out)
+	out, err = f.applyAs("fed", configMap(ns, "fresh", "owner: federation"))
+	require.NoError(f.t, err, out)
+	f.waitEvent(ns, "ConfigMap", "ledger", "NamespaceNotOwnedInCluster", "was neither created by federation fed nor adopted for it")
+	f.waitEvent(ns, "ConfigMap", "fresh", "NamespaceNotOwnedInCluster", "nothing is written in it")
+	assert.Equal(f.t, "member", f.memberData(ns, "ledger"))
+	assert.Empty(f.t, f.memberData(ns, "fresh"))
+
+	// Deleting asks for the adopted copies too: the member's ledger stays.
+	f.admin("delete", "configmap", "ledger", "fresh", "-n", ns)
+	assert.Equal(f.t, "member", f.memberData(ns, "ledger"))
+
+	// The member's own Pod Security: the namespace has no labels, and the
+	// federation's identity may not write in it at all.
+	_, err = f.asFederation().CoreV1().ConfigMaps(ns).Create(context.Background(),
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "direct", Namespace: ns}}, metav1.CreateOptions{})
+	refusedByPolicy(f.t, err, "may not write in namespace "+ns)
+}
+
+// tenancyHPATarget: an HPA aimed at a Deployment the federation did not
+// make would scale it with the member's own rights.
+func tenancyHPATarget(f *fixture) {
+	ctx := context.Background()
+	ns := tenantNamespace
+	member := f.memberClient()
+	theirs := deployment(ns, "sec-theirs", nil)
+	theirs.Spec.Replicas = ptr.To[int32](3)
+	_, err := member.AppsV1().Deployments(ns).Create(ctx, theirs, metav1.CreateOptions{})
+	require.NoError(f.t, err)
+	f.t.Cleanup(func() { _ = member.AppsV1().Deployments(ns).Delete(context.Background(), "sec-theirs", metav1.DeleteOptions{}) })
+
+	hpa := fmt.Sprintf(`apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: sec-scaler, namespace: %s}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: sec-theirs}
+  minReplicas: 1
+  maxReplicas: 1
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}}]
+`, ns)
+	out, err := f.applyAs(tenant, hpa)
+	require.NoError(f.t, err, out)
+	f.deleteWhenDone("hpa", ns, "sec-scaler")
+	require.NoError(f.t, poll.Until(ctx, converge, "the HPA's Propagated condition to name its target", func(context.Context) error {
+		msg, err := f.as("fed", "get", "hpa", "sec-scaler", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="Propagated")].message}`)
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, msg)
+		}
+		if !strings.Contains(msg, "is not the federation's") {
+			return fmt.Errorf("Propagated says %q", msg)
+		}
+		return nil
+	}))
+	_, err = member.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "sec-scaler", metav1.GetOptions{})
+	assert.True(f.t, apierrors.IsNotFound(err), "no HPA in the member: %v", err)
+	got, err := member.AppsV1().Deployments(ns).Get(ctx, "sec-theirs", metav1.GetOptions{})
+	require.NoError(f.t, err)
+	assert.Equal(f.t, int32(3), *got.Spec.Replicas)
+}
+
+// tenancyMemberBaseline: the member's policy refuses, to the federation's
+// identity, every pod template Pod Security baseline forbids, in a
+// namespace it created that has no Pod Security labels. (It may not
+// create Pods at all.)
+func tenancyMemberBaseline(f *fixture) {
+	ctx := context.Background()
+	const ns = "sec-baseline"
+	f.memberNamespace(ns, createdByFederation)
+	deployments := f.asFederation().AppsV1().Deployments(ns)
+	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	for _, tt := range []struct {
+		name, refused string
+		edit          func(*corev1.PodSpec)
+	}{
+		{"host-port", "hostPort", func(s *corev1.PodSpec) {
+			s.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 22, HostPort: 22}}
+		}},
+		{"unconfined-seccomp", "seccompProfile type Unconfined", func(s *corev1.PodSpec) {
+			s.SecurityContext = &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined}}
+		}},
+		{"spc-t", "seLinuxOptions of a type other than", func(s *corev1.PodSpec) {
+			s.SecurityContext = &corev1.PodSecurityContext{SELinuxOptions: &corev1.SELinuxOptions{Type: "spc_t"}}
+		}},
+		{"unconfined-apparmor", "appArmorProfile type Unconfined", func(s *corev1.PodSpec) {
+			s.Containers[0].SecurityContext = &corev1.SecurityContext{AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined}}
+		}},
+		{"unsafe-sysctl", "sysctls outside", func(s *corev1.PodSpec) {
+			s.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "kernel.msgmax", Value: "65536"}}}
+		}},
+		{"unmasked-proc", "procMount other than Default", func(s *corev1.PodSpec) {
+			s.HostUsers = ptr.To(false)
+			s.Containers[0].SecurityContext = &corev1.SecurityContext{ProcMount: ptr.To(corev1.UnmaskedProcMount)}
+		}},
+	} {
+		_, err := deployments.Create(ctx, deployment(ns, tt.name, tt.edit), dryRun)
+		refusedByPolicy(f.t, err, tt.refused)
+	}
+	_, err := deployments.Create(ctx, deployment(ns, "plain", nil), dryRun)
+	assert.NoError(f.t, err, "a plain Deployment is the federation's ordinary work")
+
+	// The AppArmor annotation of a pod template, as before the field.
+	annotated := deployment(ns, "annotated-apparmor", nil)
+	annotated.Spec.Template.Annotations = map[string]string{"container.apparmor.security.beta.kubernetes.io/c": "unconfined"}
+	_, err = deployments.Create(ctx, annotated, dryRun)
+	refusedByPolicy(f.t, err, "container.apparmor.security.beta.kubernetes.io")
+}
+
+// tenancyExternalIPs: a Service's externalIPs take over traffic to those
+// addresses in every member (CVE-2020-8554).
+func tenancyExternalIPs(f *fixture) {
+	for _, ip := range []string{"8.8.8.8", "10.96.0.1"} {
+		manifest := fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata: {name: sec-mitm, namespace: %s}\nspec:\n  ports: [{port: 443}]\n  externalIPs: [%s]\n", tenantNamespace, ip)
+		out, err := f.applyAs(tenant, manifest)
+		f.refused(out, err, "spec.externalIPs[0]")
+	}
+}
+
+// tenancyServiceAccounts: a token Secret or a pod's service account naming
+// an account the federation does not propagate would make the member mint
+// that account's token, or run as it, in the tenant's namespace.
+func tenancyServiceAccounts(f *fixture) {
+	ctx := context.Background()
+	ns := tenantNamespace
+	member := f.memberClient()
+	_, err := member.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "sec-deployer"}}, metav1.CreateOptions{})
+	require.NoError(f.t, err)
+	f.t.Cleanup(func() { _ = member.CoreV1().ServiceAccounts(ns).Delete(context.Background(), "sec-deployer", metav1.DeleteOptions{}) })
+
+	for _, account := range []string{"sec-deployer", "sec-nobody"} {
+		token := fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata:\n  name: sec-token-%s\n  namespace: %s\n  annotations: {kubernetes.io/service-account.name: %s}\ntype: kubernetes.io/service-account-token\n",
+			account, ns, account)
+		out, err := f.applyAs(tenant, token)
+		f.refused(out, err, "kubernetes.io/service-account.name")
+		out, err = f.applyAs(tenant, workloadManifest(ns, "sec-runs-as-"+account, "", "      serviceAccountName: "+account+"\n"))
+		f.refused(out, err, "serviceAccountName")
+	}
+
+	// The federation's own account: both go.
+	out, err := f.as(tenant, "create", "serviceaccount", "sec-builder", "-n", ns)
+	require.NoError(f.t, err, out)
+	f.deleteWhenDone("serviceaccount", ns, "sec-builder")
+	out, err = f.applyAs(tenant, workloadManifest(ns, "sec-runs-as-builder", "", "      serviceAccountName: sec-builder\n"))
+	require.NoError(f.t, err, out)
+	f.deleteWhenDone("deployment", ns, "sec-runs-as-builder")
+}
+
+// tenancyQuota: a ResourceQuota at the federation holds there, before
+// anything reaches a member.
+func tenancyQuota(f *fixture) {
+	const ns = "sec-quota"
+	f.t.Cleanup(func() { _, _ = f.as("fed", "delete", "namespace", ns, "--wait=false", "--ignore-not-found") })
+	f.admin("create", "namespace", ns)
+	f.admin("create", "quota", "sec-configmaps", "--hard=count/configmaps=2", "-n", ns)
+	counted := corev1.ResourceName("count/configmaps")
+	require.NoError(f.t, poll.Until(context.Background(), converge, "the quota's status at the federation", func(context.Context) error {
+		out, err := f.as("fed", "get", "quota", "sec-configmaps", "-n", ns, "-o", "json")
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		var quota corev1.ResourceQuota
+		if err := json.Unmarshal([]byte(out), &quota); err != nil {
+			return err
+		}
+		hard, used := quota.Status.Hard[counted], quota.Status.Used[counted]
+		if hard.Value() != 2 || used.String() != "0" {
+			return fmt.Errorf("hard %s, used %s", hard.String(), used.String())
+		}
+		return nil
+	}))
+	for i := range 2 {
+		out, err := f.applyAs("fed", configMap(ns, fmt.Sprintf("sec-%d", i), "k: v"))
+		require.NoError(f.t, err, out)
+	}
+	out, err := f.applyAs("fed", configMap(ns, "sec-2", "k: v"))
+	f.refused(out, err, "exceeded quota")
+}
