@@ -17,7 +17,8 @@ import (
 )
 
 // The federation writes into a member namespace only if it created it or an
-// admin adopted it for it (memberrbac.AdoptedByLabel). `kubefed join
+// admin adopted it for it (memberrbac.AdoptedByLabel: one label per
+// federation, so that a namespace can be adopted for several). `kubefed join
 // --adopt-namespaces` is that admin's act for the namespaces it names, with
 // the member admin's credentials join runs with; unjoin takes the marks off
 // again.
@@ -36,11 +37,14 @@ func validateAdoptNamespaces(names []string) error {
 	return nil
 }
 
-// adoptNamespaces marks the named member namespaces adopted by fed and
-// returns what it left alone and why: namespaces the member does not have,
-// and those another federation adopted. A failed join takes off the marks
-// it added.
+// adoptNamespaces marks the named member namespaces adopted for fed and
+// returns what it left alone and why: namespaces the member does not have.
+// A failed join takes off the marks it added.
 func adoptNamespaces(ctx context.Context, member kubernetes.Interface, fed string, names []string, undo *rollback) ([]string, error) {
+	if errs := validation.IsQualifiedName(memberrbac.AdoptedByLabel(fed)); len(names) > 0 && len(errs) > 0 {
+		return nil, fmt.Errorf("--adopt-namespaces: federation %q's name is too long for its adopted mark %s (at most %d characters): %s",
+			fed, memberrbac.AdoptedByLabel(fed), validation.LabelValueMaxLength-len(memberrbac.AdoptedByPrefix)+len("federation.kubernetes.io/"), errs[0])
+	}
 	namespaces := member.CoreV1().Namespaces()
 	var skipped []string
 	for _, name := range names {
@@ -52,17 +56,13 @@ func adoptNamespaces(ctx context.Context, member kubernetes.Interface, fed strin
 		if err != nil {
 			return skipped, fmt.Errorf("adopting namespace %s: %w", name, err)
 		}
-		switch owner, marked := ns.Labels[memberrbac.AdoptedByLabel]; {
-		case owner == fed:
-			continue
-		case marked:
-			skipped = append(skipped, fmt.Sprintf("namespace %s is adopted by federation %q; left as it is", name, owner))
+		if ns.Labels[memberrbac.AdoptedByLabel(fed)] == memberrbac.Adopted {
 			continue
 		}
-		if err := markAdopted(ctx, member, name, &fed); err != nil {
+		if err := markAdopted(ctx, member, name, fed, true); err != nil {
 			return skipped, fmt.Errorf("adopting namespace %s: %w", name, err)
 		}
-		undo.add(func() error { return markAdopted(context.Background(), member, name, nil) })
+		undo.add(func() error { return markAdopted(context.Background(), member, name, fed, false) })
 	}
 	return skipped, nil
 }
@@ -70,23 +70,27 @@ func adoptNamespaces(ctx context.Context, member kubernetes.Interface, fed strin
 // releaseNamespaces takes fed's adopted mark off every member namespace
 // that carries it: unjoin's counterpart of adoptNamespaces.
 func releaseNamespaces(ctx context.Context, member kubernetes.Interface, fed string) error {
-	list, err := member.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: memberrbac.AdoptedByLabel + "=" + fed})
+	list, err := member.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: memberrbac.AdoptedByLabel(fed) + "=" + memberrbac.Adopted})
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, ns := range list.Items {
-		if err := markAdopted(ctx, member, ns.Name, nil); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("taking %s off namespace %s: %w", memberrbac.AdoptedByLabel, ns.Name, err))
+		if err := markAdopted(ctx, member, ns.Name, fed, false); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("taking %s off namespace %s: %w", memberrbac.AdoptedByLabel(fed), ns.Name, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// markAdopted sets namespace name's adopted mark to fed, or takes it off
-// (nil), with a merge patch: nothing else of it changes.
-func markAdopted(ctx context.Context, member kubernetes.Interface, name string, fed *string) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{memberrbac.AdoptedByLabel: fed}}})
+// markAdopted puts fed's adopted mark on namespace name, or takes it off,
+// with a merge patch: nothing else of it changes.
+func markAdopted(ctx context.Context, member kubernetes.Interface, name, fed string, adopted bool) error {
+	var value any
+	if adopted {
+		value = memberrbac.Adopted
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{memberrbac.AdoptedByLabel(fed): value}}})
 	if err != nil {
 		return err
 	}

@@ -55,20 +55,18 @@ func TestAdoptAndReleaseNamespaces(t *testing.T) {
 	member := fake.NewClientset(
 		ns("default", map[string]string{"kubernetes.io/metadata.name": "default"}),
 		ns("team-a", nil),
-		ns("theirs", map[string]string{memberrbac.AdoptedByLabel: "other"}),
-		ns("again", map[string]string{memberrbac.AdoptedByLabel: "fed"}),
+		ns("theirs", map[string]string{memberrbac.AdoptedByLabel("other"): "true"}),
+		ns("again", map[string]string{memberrbac.AdoptedByLabel("fed"): "true"}),
 	)
 	undo := &rollback{}
 	skipped, err := adoptNamespaces(ctx, member, "fed", []string{"default", "team-a", "missing", "theirs", "again"}, undo)
 	require.NoError(t, err)
-	assert.Equal(t, []string{
-		"namespace missing does not exist in the member; not adopted",
-		`namespace theirs is adopted by federation "other"; left as it is`,
-	}, skipped)
+	assert.Equal(t, []string{"namespace missing does not exist in the member; not adopted"}, skipped)
 	labels := namespaceLabels(t, member)
-	assert.Equal(t, map[string]string{"kubernetes.io/metadata.name": "default", memberrbac.AdoptedByLabel: "fed"}, labels["default"], "its other labels stay")
-	assert.Equal(t, "fed", labels["team-a"][memberrbac.AdoptedByLabel])
-	assert.Equal(t, "other", labels["theirs"][memberrbac.AdoptedByLabel], "another federation's adoption stays")
+	assert.Equal(t, map[string]string{"kubernetes.io/metadata.name": "default", memberrbac.AdoptedByLabel("fed"): "true"}, labels["default"], "its other labels stay")
+	assert.Equal(t, "true", labels["team-a"][memberrbac.AdoptedByLabel("fed")])
+	assert.Equal(t, map[string]string{memberrbac.AdoptedByLabel("other"): "true", memberrbac.AdoptedByLabel("fed"): "true"}, labels["theirs"],
+		"adopted for both federations")
 	assert.NotContains(t, labels, "missing", "nothing is created")
 
 	// A failed join takes off the marks it added, not those it found.
@@ -76,15 +74,16 @@ func TestAdoptAndReleaseNamespaces(t *testing.T) {
 	labels = namespaceLabels(t, member)
 	assert.Equal(t, map[string]string{"kubernetes.io/metadata.name": "default"}, labels["default"])
 	assert.Empty(t, labels["team-a"])
-	assert.Equal(t, "fed", labels["again"][memberrbac.AdoptedByLabel])
+	assert.Equal(t, map[string]string{memberrbac.AdoptedByLabel("other"): "true"}, labels["theirs"])
+	assert.Equal(t, "true", labels["again"][memberrbac.AdoptedByLabel("fed")])
 
 	// Unjoin takes off this federation's marks only.
 	_, err = adoptNamespaces(ctx, member, "fed", []string{"default", "team-a"}, &rollback{})
 	require.NoError(t, err)
 	require.NoError(t, releaseNamespaces(ctx, member, "fed"))
 	for name, l := range namespaceLabels(t, member) {
-		assert.NotEqual(t, "fed", l[memberrbac.AdoptedByLabel], name)
+		assert.NotContains(t, l, memberrbac.AdoptedByLabel("fed"), name)
 	}
-	assert.Equal(t, "other", namespaceLabels(t, member)["theirs"][memberrbac.AdoptedByLabel])
+	assert.Equal(t, "true", namespaceLabels(t, member)["theirs"][memberrbac.AdoptedByLabel("other")])
 	require.NoError(t, releaseNamespaces(ctx, member, "fed"), "releasing nothing is fine")
 }

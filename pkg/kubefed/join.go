@@ -84,7 +84,7 @@ creates the Cluster object.`,
 	cmd.Flags().StringVar(&o.podSecurity, "pod-security", podSecurityBaseline,
 		"Pod Security level (baseline or restricted) the member's policy holds every pod and pod template the federation writes to, whatever the namespace's own Pod Security labels")
 	cmd.Flags().StringSliceVar(&o.adoptNamespaces, "adopt-namespaces", []string{"default"},
-		"existing member namespaces the federation may write in although it did not create them (labelled "+memberrbac.AdoptedByLabel+"=FEDERATION; missing ones are skipped; never kube-system, kube-public, kube-node-lease nor federation-system); --adopt-namespaces= adopts none")
+		"existing member namespaces the federation may write in although it did not create them (labelled "+memberrbac.AdoptedByPrefix+"FEDERATION=true; missing ones are skipped; never kube-system, kube-public, kube-node-lease nor federation-system); --adopt-namespaces= adopts none")
 	return cmd
 }
 

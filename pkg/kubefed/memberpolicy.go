@@ -99,24 +99,38 @@ func refusedBy(fed, policy string) func(what string) string {
 // (refused already, whatever their labels), Namespaces themselves (their
 // marks have rules of their own; a Namespace's request.namespace is its
 // own name, and its namespaceObject null), events (which the federation
-// reports anywhere), and Roles and RoleBindings (written only where it
-// created the namespace: rbacValidations).
+// reports anywhere), Roles and RoleBindings (written only where it
+// created the namespace: rbacValidations), and the release of its own
+// copies (deleting them, or taking its label off).
 func namespaceValidation(fed, policy string) admissionregistrationv1.Validation {
 	name := strconv.Quote(fed)
 	marked := func(label string) string {
 		l := strconv.Quote(label)
 		return fmt.Sprintf("(%s in namespaceObject.metadata.labels && namespaceObject.metadata.labels[%s] == %s)", l, l, name)
 	}
+	// Its own copies, found ours by their label, it may still delete or
+	// let go (take its label off) where the namespace is no longer its own:
+	// a federated namespace orphaned in a member while the deletion of its
+	// objects is under way.
+	fedLabel := strconv.Quote(federationLabel)
+	ours := func(obj string) string {
+		return fmt.Sprintf("(%s != null && has(%s.metadata.labels) && %s in %s.metadata.labels && %s.metadata.labels[%s] == %s)", obj, obj, fedLabel, obj, obj, fedLabel, name)
+	}
+	released := fmt.Sprintf("(request.operation == 'DELETE' && %s) || (request.operation == 'UPDATE' && %s && !(has(object.metadata.labels) && %s in object.metadata.labels))",
+		ours("oldObject"), ours("oldObject"), fedLabel)
+	adopted := strconv.Quote(memberrbac.AdoptedByLabel(fed))
+	adoptedMark := fmt.Sprintf("(%s in namespaceObject.metadata.labels && namespaceObject.metadata.labels[%s] == %s)", adopted, adopted, strconv.Quote(memberrbac.Adopted))
 	return admissionregistrationv1.Validation{
 		Expression: "!has(request.namespace) || request.namespace == '' || request.namespace in variables.protected || " +
 			"(request.resource.group == '' && request.resource.resource in ['namespaces', 'events']) || " +
 			"(request.resource.group == 'events.k8s.io' && request.resource.resource == 'events') || " +
 			"(request.resource.group == 'rbac.authorization.k8s.io' && request.resource.resource in ['roles', 'rolebindings']) || " +
-			"(namespaceObject != null && has(namespaceObject.metadata.labels) && (" + marked(memberrbac.CreatedByLabel) + " || " + marked(memberrbac.AdoptedByLabel) + "))",
+			released + " || " +
+			"(namespaceObject != null && has(namespaceObject.metadata.labels) && (" + marked(memberrbac.CreatedByLabel) + " || " + adoptedMark + "))",
 		Message: fmt.Sprintf("federation %q may not write in a namespace it neither created nor was adopted in (label %s or %s) (policy %s)",
-			fed, memberrbac.CreatedByLabel, memberrbac.AdoptedByLabel, policy),
+			fed, memberrbac.CreatedByLabel, memberrbac.AdoptedByLabel(fed), policy),
 		MessageExpression: strconv.Quote(fmt.Sprintf("federation %q may not write in namespace ", fed)) + " + request.namespace + " +
-			strconv.Quote(fmt.Sprintf(": it neither created it nor was it adopted (label %s or %s) (policy %s)", memberrbac.CreatedByLabel, memberrbac.AdoptedByLabel, policy)),
+			strconv.Quote(fmt.Sprintf(": it neither created it nor was it adopted (label %s or %s) (policy %s)", memberrbac.CreatedByLabel, memberrbac.AdoptedByLabel(fed), policy)),
 	}
 }
 

@@ -86,21 +86,26 @@ func rbacValidations(fed string, bindable []string) []admissionregistrationv1.Va
 // subresource).
 const namespaceWrite = "(request.resource.group == '' && request.resource.resource == 'namespaces' && (!has(request.subResource) || request.subResource == ''))"
 
-// adoptedValidation bounds the adopted-by mark of a namespace: the
-// federation may add it only with its own name (adopting is an admin's
-// choice, checked before it asks), and may take off only its own; another
-// federation's it leaves as it is. Deleting a Namespace is not marking it.
+// adoptedValidation bounds the adopted marks of a namespace
+// (memberrbac.AdoptedByLabel, one per federation): the federation may put
+// on only its own, "true" (adopting is an admin's choice, checked before it
+// asks), and take off only its own; other federations' it leaves as they
+// are. Deleting a Namespace is not marking it.
 func adoptedValidation(fed string, refused func(string) string) admissionregistrationv1.Validation {
-	mark := strconv.Quote(memberrbac.AdoptedByLabel)
-	name := strconv.Quote(fed)
-	labelled := func(obj string) string {
-		return fmt.Sprintf("(%s != null && has(%s.metadata.labels) && %s in %s.metadata.labels)", obj, obj, mark, obj)
+	prefix := strconv.Quote(memberrbac.AdoptedByPrefix)
+	own := strconv.Quote(memberrbac.AdoptedByLabel(fed))
+	labels := func(obj string) string {
+		return fmt.Sprintf("(%s != null && has(%s.metadata.labels) ? %s.metadata.labels : {})", obj, obj, obj)
 	}
-	value := func(obj string) string { return obj + ".metadata.labels[" + mark + "]" }
+	// Every mark the object has is its own "true" or one the old object
+	// had with the same value; every mark the old object had but its own
+	// is still there.
+	kept := fmt.Sprintf("%s.all(k, !k.startsWith(%s) || (k == %s ? %s[k] == %s : k in %s && %s[k] == %s[k]))",
+		labels("object"), prefix, own, labels("object"), strconv.Quote(memberrbac.Adopted), labels("oldObject"), labels("oldObject"), labels("object"))
+	notRemoved := fmt.Sprintf("%s.all(k, !k.startsWith(%s) || k == %s || k in %s)", labels("oldObject"), prefix, own, labels("object"))
 	return admissionregistrationv1.Validation{
-		Expression: "!" + namespaceWrite + " || object == null || (" + labelled("object") +
-			" ? (" + labelled("oldObject") + " ? " + value("oldObject") + " == " + value("object") + " : " + value("object") + " == " + name + ")" +
-			" : (!" + labelled("oldObject") + " || " + value("oldObject") + " == " + name + "))",
-		Message: refused("mark a namespace " + memberrbac.AdoptedByLabel + " with another federation's name, nor change or remove another federation's mark"),
+		Expression: "!" + namespaceWrite + " || object == null || (" + kept + " && " + notRemoved + ")",
+		Message: refused("mark a namespace " + memberrbac.AdoptedByPrefix + "NAME other than its own (" + memberrbac.AdoptedByLabel(fed) +
+			"=" + memberrbac.Adopted + "), nor change or remove another federation's mark"),
 	}
 }

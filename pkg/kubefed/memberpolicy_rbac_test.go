@@ -89,8 +89,12 @@ func TestMemberPolicyRBACDecisions(t *testing.T) {
 		return &rbacv1.RoleBinding{RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: name},
 			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "app", Namespace: "team-a"}}}
 	}
-	adoptedBy := func(name string) *corev1.Namespace {
-		return nsLabelled(map[string]string{memberrbac.AdoptedByLabel: name})
+	adoptedBy := func(names ...string) *corev1.Namespace {
+		labels := map[string]string{}
+		for _, name := range names {
+			labels[memberrbac.AdoptedByLabel(name)] = memberrbac.Adopted
+		}
+		return nsLabelled(labels)
 	}
 	subjects := func(s ...rbacv1.Subject) *rbacv1.RoleBinding {
 		b := binding("ClusterRole", "edit")
@@ -157,7 +161,11 @@ func TestMemberPolicyRBACDecisions(t *testing.T) {
 		{request{name: "keeping another federation's adopted mark", user: fedUser, op: admission.Update, resource: namespaces, kind: "Namespace",
 			objName: "team-a", obj: adoptedBy("other"), old: adoptedBy("other")}, nil},
 		{request{name: "adopting a Namespace for another federation", user: fedUser, op: admission.Update, resource: namespaces, kind: "Namespace",
-			objName: "team-a", obj: adoptedBy("other"), old: own, refused: "may not mark a namespace federation.kubernetes.io/adopted-by with another federation's name"}, nil},
+			objName: "team-a", obj: adoptedBy("other"), old: own, refused: "may not mark a namespace federation.kubernetes.io/adopted-by.NAME other than its own (federation.kubernetes.io/adopted-by.fed=true)"}, nil},
+		{request{name: "adopting a Namespace another federation adopted too", user: fedUser, op: admission.Update, resource: namespaces, kind: "Namespace",
+			objName: "team-a", obj: adoptedBy("other", "fed"), old: adoptedBy("other")}, nil},
+		{request{name: "marking its own adoption other than true", user: fedUser, op: admission.Update, resource: namespaces, kind: "Namespace",
+			objName: "team-a", obj: nsLabelled(map[string]string{memberrbac.AdoptedByLabel("fed"): "yes"}), old: own, refused: "adopted-by"}, nil},
 		{request{name: "creating a Namespace adopted by another federation", user: fedUser, op: admission.Create, resource: namespaces, kind: "Namespace",
 			objName: "team-a", obj: adoptedBy("other"), refused: "adopted-by"}, nil},
 		{request{name: "taking over another federation's adopted Namespace", user: fedUser, op: admission.Update, resource: namespaces, kind: "Namespace",

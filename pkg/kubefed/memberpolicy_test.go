@@ -324,9 +324,11 @@ func TestMemberPolicyNamespaceRule(t *testing.T) {
 		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "payments", Labels: labels}}
 	}
 	created := labelled(map[string]string{memberrbac.CreatedByLabel: "fed"})
-	adopted := labelled(map[string]string{memberrbac.AdoptedByLabel: "fed"})
+	adopted := labelled(map[string]string{memberrbac.AdoptedByLabel("fed"): "true"})
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}
-	const refused = `federation "fed" may not write in namespace payments: it neither created it nor was it adopted (label federation.kubernetes.io/created-by or federation.kubernetes.io/adopted-by) (policy federation-fed)`
+	ourCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Labels: map[string]string{federationLabel: "fed"}}}
+	othersCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Labels: map[string]string{federationLabel: "other"}}}
+	const refused = `federation "fed" may not write in namespace payments: it neither created it nor was it adopted (label federation.kubernetes.io/created-by or federation.kubernetes.io/adopted-by.fed) (policy federation-fed)`
 	req := func(name string, op admission.Operation) request {
 		r := request{name: name, user: fedUser, op: op, resource: configMaps, kind: "ConfigMap", namespace: "payments", objName: "x"}
 		switch op {
@@ -350,8 +352,17 @@ func TestMemberPolicyNamespaceRule(t *testing.T) {
 		{req("updating in a member's own namespace", admission.Update), labelled(map[string]string{"team": "payments"}), refused},
 		{req("deleting in a member's own namespace", admission.Delete), labelled(nil), refused},
 		{req("in another federation's namespace", admission.Create), labelled(map[string]string{memberrbac.CreatedByLabel: "other"}), refused},
-		{req("in a namespace another federation adopted", admission.Create), labelled(map[string]string{memberrbac.AdoptedByLabel: "other"}), refused},
+		{req("in a namespace another federation adopted", admission.Create), labelled(map[string]string{memberrbac.AdoptedByLabel("other"): "true"}), refused},
+		{req("in a namespace adopted for it, marked other than true", admission.Create), labelled(map[string]string{memberrbac.AdoptedByLabel("fed"): "fed"}), refused},
 		{req("in a namespace the member does not have", admission.Create), nil, refused},
+		{request{name: "deleting its own copy in a namespace no longer its own", user: fedUser, op: admission.Delete, resource: configMaps, kind: "ConfigMap",
+			namespace: "payments", objName: "x", old: ourCM}, labelled(nil), ""},
+		{request{name: "letting its own copy go there (its label off)", user: fedUser, op: admission.Update, resource: configMaps, kind: "ConfigMap",
+			namespace: "payments", objName: "x", obj: cm, old: ourCM}, labelled(nil), ""},
+		{request{name: "updating its own copy there", user: fedUser, op: admission.Update, resource: configMaps, kind: "ConfigMap",
+			namespace: "payments", objName: "x", obj: ourCM, old: ourCM}, labelled(nil), refused},
+		{request{name: "deleting a member object labelled another federation's", user: fedUser, op: admission.Delete, resource: configMaps, kind: "ConfigMap",
+			namespace: "payments", objName: "x", old: othersCM}, labelled(nil), refused},
 		{request{name: "a Deployment in a member's own namespace", user: fedUser, op: admission.Create, resource: deployments, kind: "Deployment",
 			namespace: "payments", objName: "x", obj: &appsv1.Deployment{}}, labelled(nil), refused},
 		{request{name: "an event in a member's own namespace", user: fedUser, op: admission.Create, resource: events, kind: "Event",

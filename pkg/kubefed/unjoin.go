@@ -60,7 +60,7 @@ func (o *unjoinOptions) run(ctx context.Context, out, errOut io.Writer) error {
 		name := accessName(o.federation)
 		fmt.Fprintf(errOut, "warning: could not clean up cluster %q (remove them by hand: ServiceAccount and Secret %s/%s[-token], ClusterRole and ClusterRoleBinding %s, ClusterRole %s and the RoleBindings labelled %s=%s, ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding %s, the label %s=%s of namespaces): %v\n",
 			o.cluster, membercluster.SecretNamespace, name, name, memberrbac.AccessName(o.federation), memberrbac.AccessLabel, o.federation, name,
-			memberrbac.AdoptedByLabel, o.federation, err)
+			memberrbac.AdoptedByLabel(o.federation), memberrbac.Adopted, err)
 	}
 	if ref := cluster.Spec.SecretRef; ref != nil {
 		err := fed.kube.CoreV1().Secrets(membercluster.SecretNamespace).Delete(ctx, ref.Name, metav1.DeleteOptions{})

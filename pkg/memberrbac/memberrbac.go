@@ -26,14 +26,22 @@ import (
 // carries it unless the member's admins put it there.
 const CreatedByLabel = "federation.kubernetes.io/created-by"
 
-// AdoptedByLabel marks a member namespace the federation did not create
-// but that an admin adopted explicitly for it (kubefed join
-// --adopt-namespaces, or a federated Namespace adopted with the adoption
-// permission), with the federation's name. The federation writes into a
-// member namespace only if it carries CreatedByLabel or AdoptedByLabel
-// with its name; the member's policy lets it set this one only to its own
-// name, and never change or remove another federation's.
-const AdoptedByLabel = "federation.kubernetes.io/adopted-by"
+// AdoptedByPrefix begins the label (AdoptedByLabel) that marks a member
+// namespace an admin adopted for one federation.
+const AdoptedByPrefix = "federation.kubernetes.io/adopted-by."
+
+// Adopted is the value of AdoptedByLabel.
+const Adopted = "true"
+
+// AdoptedByLabel is the label ("true") that marks a member namespace the
+// federation fed did not create but that an admin adopted explicitly for
+// it (kubefed join --adopt-namespaces, or a federated Namespace adopted
+// with the adoption permission). One label per federation, so that one
+// member namespace (its default, say) can be adopted for several. The
+// federation writes into a member namespace only if it carries
+// CreatedByLabel with its name or its AdoptedByLabel; the member's policy
+// lets it set or take off only its own.
+func AdoptedByLabel(fed string) string { return AdoptedByPrefix + fed }
 
 // AccessLabel marks the RoleBinding that gives the federation its RBAC
 // rights in one namespace, with the federation's name.

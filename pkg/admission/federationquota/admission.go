@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/federation-v1/federation/pkg/federationquota"
+	"github.com/federation-v1/federation/pkg/quotaevaluators"
 )
 
 // PluginName is Kubernetes' plugin's: --enable-admission-plugins and
@@ -43,7 +43,7 @@ func Register(plugins *admission.Plugins) {
 		if err != nil {
 			return nil, err
 		}
-		return &Plugin{quota: quota, resources: federationquota.Resources()}, nil
+		return &Plugin{quota: quota, resources: quotaevaluators.Resources()}, nil
 	})
 }
 
@@ -70,7 +70,7 @@ func (p *Plugin) Handles(op admission.Operation) bool { return p.quota.Handles(o
 // generic initializers give the first, not the second.
 func (p *Plugin) SetDrainedNotification(stopCh <-chan struct{}) {
 	p.quota.SetDrainedNotification(stopCh)
-	p.quota.SetQuotaConfiguration(federationquota.Configuration())
+	p.quota.SetQuotaConfiguration(quotaevaluators.Configuration())
 }
 
 // SetExternalKubeClientSet is the client that writes the quotas' usage.

@@ -26,7 +26,7 @@ import (
 	"k8s.io/kubernetes/pkg/controller/resourcequota"
 
 	"github.com/federation-v1/federation/pkg/federatedtypes"
-	"github.com/federation-v1/federation/pkg/federationquota"
+	"github.com/federation-v1/federation/pkg/quotaevaluators"
 )
 
 // Name is the controller's name in --controllers.
@@ -59,7 +59,7 @@ func New(ctx context.Context, client corev1client.ResourceQuotasGetter, quotaInf
 		QuotaClient:           client,
 		ResourceQuotaInformer: quotaInformer,
 		ResyncPeriod:          controller.StaticResyncPeriodFunc(resync),
-		Registry:              generic.NewRegistry(federationquota.Evaluators(listers)),
+		Registry:              generic.NewRegistry(quotaevaluators.Evaluators(listers)),
 		// The counted resources, not the server's discovery: what is
 		// not counted here is the members' (federatedtypes.QuotaCounted).
 		DiscoveryFunc:             counted,
@@ -108,7 +108,7 @@ func counted() ([]*metav1.APIResourceList, error) {
 // services' usage changes with their type and ports, which an update can
 // change; the other resources only count objects.
 var servicesEvaluator = func() quota.Evaluator {
-	for _, e := range federationquota.Evaluators(nil) {
+	for _, e := range quotaevaluators.Evaluators(nil) {
 		if e.GroupResource() == (schema.GroupResource{Resource: "services"}) {
 			return e
 		}

@@ -161,7 +161,7 @@ func withAdopted(sent *unstructured.Unstructured) (*unstructured.Unstructured, s
 		// The member's namespace becomes one the federation may write in
 		// (namespaceowner.go), and stays so while we apply it.
 		labels := out.GetLabels()
-		labels[memberrbac.AdoptedByLabel] = labels[federationv1beta1.FederationLabel]
+		labels[memberrbac.AdoptedByLabel(labels[federationv1beta1.FederationLabel])] = memberrbac.Adopted
 		out.SetLabels(labels)
 	}
 	return DesiredFor(out, nil, "", nil, true)

@@ -137,13 +137,7 @@ func (c *Controller) hpaTargetOurs(ctx context.Context, cluster string, hpa *uns
 	if cur, ok := c.members.Get(cluster, resource, hpa.GetNamespace(), name); ok && c.isOurs(cur) {
 		return nil
 	}
-	client, err := c.members.Client(cluster)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
-	defer cancel()
-	live, err := client.Resource(resource).Namespace(hpa.GetNamespace()).Get(ctx, name, metav1.GetOptions{})
+	live, err := c.readMember(ctx, cluster, resource, hpa.GetNamespace(), name)
 	switch {
 	case apierrors.IsNotFound(err):
 		return fmt.Errorf("%s waits for its target %s %s in cluster %s", what, kind, name, cluster)

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/memberrbac"
@@ -64,7 +65,7 @@ func (v *namespaceVerdicts) forget(cluster, ns string) { v.m.Delete(cluster + "/
 // OwnsNamespace reports whether a member namespace's labels say the
 // federation fed created it or an admin adopted it for fed.
 func OwnsNamespace(labels map[string]string, fed string) bool {
-	return fed != "" && (labels[memberrbac.CreatedByLabel] == fed || labels[memberrbac.AdoptedByLabel] == fed)
+	return fed != "" && (labels[memberrbac.CreatedByLabel] == fed || labels[memberrbac.AdoptedByLabel(fed)] == memberrbac.Adopted)
 }
 
 // errNamespaceNotOurs keeps a copy from being written where its namespace
@@ -107,13 +108,7 @@ func (c *Controller) mayWriteIn(ctx context.Context, cluster, ns string) error {
 // readNamespaceOwner reads a member namespace that our cache does not
 // show as ours.
 func (c *Controller) readNamespaceOwner(ctx context.Context, cluster, ns string) (bool, error) {
-	client, err := c.members.Client(cluster)
-	if err != nil {
-		return false, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
-	defer cancel()
-	live, err := client.Resource(membercluster.NamespacesResource).Get(ctx, ns, metav1.GetOptions{})
+	live, err := c.readMember(ctx, cluster, membercluster.NamespacesResource, "", ns)
 	if apierrors.IsNotFound(err) {
 		// Not there yet (its Namespace is being written), or gone: the
 		// write is tried again, and nothing is remembered.
@@ -133,4 +128,16 @@ func (c *Controller) namespaceNotOurs(cluster string, fed *unstructured.Unstruct
 		return
 	}
 	c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonNamespaceNotOurs, "%s not written in cluster %s: %v", c.what(objKey), cluster, err)
+}
+
+// readMember reads one object from a member, live, within the member
+// timeout.
+func (c *Controller) readMember(ctx context.Context, cluster string, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
+	client, err := c.members.Client(cluster)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
+	defer cancel()
+	return client.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 }

@@ -93,7 +93,7 @@ func (c *Controller) defaultAccount(fed *unstructured.Unstructured) bool {
 // this federation by the member's admin (kubefed join --adopt-namespaces):
 // the federated Namespace of its name takes it over without asking.
 func (c *Controller) adoptedAtJoin(live metav1.Object) bool {
-	return c.typ.Resource == membercluster.NamespacesResource && live.GetLabels()[memberrbac.AdoptedByLabel] == c.members.Federation()
+	return c.typ.Resource == membercluster.NamespacesResource && live.GetLabels()[memberrbac.AdoptedByLabel(c.members.Federation())] == memberrbac.Adopted
 }
 
 // deletesAdopted reports whether deleting fed deletes its adopted copies

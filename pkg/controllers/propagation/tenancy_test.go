@@ -52,7 +52,7 @@ func TestNothingIsWrittenInAMemberNamespaceTheFederationDoesNotOwn(t *testing.T)
 
 func TestANamespaceAdoptedAtJoinIsWrittenIn(t *testing.T) {
 	members := newFakeMembers([]string{"c1"})
-	memberNamespaceLabelled(t, members, "ns", map[string]string{memberrbac.AdoptedByLabel: "fed"})
+	memberNamespaceLabelled(t, members, "ns", map[string]string{memberrbac.AdoptedByLabel("fed"): "true"})
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer))
 	tc.addFederatedNamespace(t, nil)
 	require.NoError(t, tc.sync(t, "ns/a"))
@@ -60,7 +60,7 @@ func TestANamespaceAdoptedAtJoinIsWrittenIn(t *testing.T) {
 
 	// Another federation's adoption is not ours.
 	members = newFakeMembers([]string{"c1"})
-	memberNamespaceLabelled(t, members, "ns", map[string]string{memberrbac.AdoptedByLabel: "fed2"})
+	memberNamespaceLabelled(t, members, "ns", map[string]string{memberrbac.AdoptedByLabel("fed2"): "true"})
 	tc = newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer))
 	tc.addFederatedNamespace(t, nil)
 	require.Error(t, tc.sync(t, "ns/a"))
@@ -87,14 +87,14 @@ func TestAnAdoptedNamespaceIsMarkedAdoptedBy(t *testing.T) {
 	tc := newTestController(t, federatedtypes.Namespaces, members, fed)
 	require.NoError(t, tc.sync(t, "team-x"))
 	applied := lastApplied(t, members, "c1")
-	assert.Equal(t, "fed", applied.GetLabels()[memberrbac.AdoptedByLabel])
+	assert.Equal(t, "true", applied.GetLabels()[memberrbac.AdoptedByLabel("fed")])
 	assert.NotContains(t, applied.GetLabels(), memberrbac.CreatedByLabel)
 }
 
 func TestAMemberNamespaceAdoptedAtJoinIsTakenOverByItsFederatedNamespace(t *testing.T) {
 	members := newFakeMembers([]string{"c1"})
 	theirs := fedNamespace("team-x")
-	theirs.SetLabels(map[string]string{memberrbac.AdoptedByLabel: "fed"})
+	theirs.SetLabels(map[string]string{memberrbac.AdoptedByLabel("fed"): "true"})
 	members.foreignNamespaces = []string{"c1/team-x"}
 	membersOwn(t, members, theirs)
 	tc := newTestController(t, federatedtypes.Namespaces, members, fedNamespace("team-x", Finalizer))

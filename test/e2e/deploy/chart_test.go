@@ -157,7 +157,7 @@ func TestChart(t *testing.T) {
 		assert.Equal(t, "fed-monitoring", token)
 
 		rules, _, _ := unstructured.NestedSlice(r.get("PrometheusRule", "fed").Object, "spec", "groups")
-		assert.ElementsMatch(t, []string{"FederationClusterOffline", "FederationPropagationErrors",
+		assert.ElementsMatch(t, []string{"FederationClusterOffline", "FederationPropagationErrors", "FederationDriftConflict",
 			"FederationPropagationLatencyHigh", "FederationControllerManagerNoLeader"}, alertNames(rules))
 
 		dashboard, _, _ := unstructured.NestedString(r.get("ConfigMap", "fed-grafana-dashboard").Object, "data", "federation.json")

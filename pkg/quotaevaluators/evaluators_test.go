@@ -1,4 +1,4 @@
-package federationquota
+package quotaevaluators
 
 import (
 	"testing"

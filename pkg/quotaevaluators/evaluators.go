@@ -1,11 +1,11 @@
-// Package federationquota says how the federation counts its own objects
+// Package quotaevaluators says how the federation counts its own objects
 // for ResourceQuotas: the object counts of the namespaced federated types
 // (federatedtypes.QuotaCounted), which the ResourceQuota admission plugin
 // enforces at the federation apiserver and the resource quota controller
 // of federation-controller-manager recalculates. Compute resources, storage
 // requests and Pods are not counted here: the members count and enforce
 // them on their copies, and the federation reports their sum.
-package federationquota
+package quotaevaluators
 
 import (
 	corev1 "k8s.io/api/core/v1"
