@@ -384,7 +384,7 @@ func (c *Controller) orphanCopy(ctx context.Context, cluster string, fed *unstru
 	c.applied.forget(cluster, key(ns, name))
 	labels := map[string]any{federationv1beta1.FederationLabel: nil, federationv1beta1.FederationUIDLabel: nil}
 	if c.typ.Resource == membercluster.NamespacesResource {
-		labels[memberrbac.CreatedByLabel] = nil // and its RBAC rights there with it
+		labels[memberrbac.CreatedByLabel] = nil                         // and its RBAC rights there with it
 		labels[memberrbac.AdoptedByLabel(c.members.Federation())] = nil // and its right to write in it
 	}
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
