@@ -124,13 +124,15 @@ type Controller struct {
 	// federation's RBAC rights were found bound (namespacerbac.go).
 	namespaceAccess sync.Map
 	// namespaceOwners remember live reads of member namespaces that are
-	// not in our cache; namespaceTold holds, by cluster and object key,
-	// the objects told not to be written for their namespace
-	// (namespaceowner.go).
+	// not in our cache (namespaceowner.go); notWrittenTold holds, by
+	// reason, cluster and object key, the objects told not to be written
+	// for their namespace or what they name (notWritten).
 	namespaceOwners namespaceVerdicts
-	namespaceTold   sync.Map
-	// repairs budget the repairs of each copy (drift.go).
-	repairs *repairbudget.Budget
+	notWrittenTold  sync.Map
+	// repairs budget the repairs of each copy, refusedWrites space out the
+	// writes members refuse (drift.go).
+	repairs       *repairbudget.Budget
+	refusedWrites *repairbudget.Refused
 	// tombstones index the tombstones of deleted objects (tombstones.go);
 	// nil when they are not watched.
 	tombstones       cache.Indexer
@@ -181,13 +183,14 @@ func newController(t *federatedtypes.Type, fed dynamic.Interface, lister cache.G
 		members:   members,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "sync_" + t.Name}),
-		recorder: recorder,
-		opts:     opts,
-		applied:  newAppliedCopies(),
-		repairs:  repairbudget.New(),
-		changes:  newChangeTimes(t.Name),
-		initial:  newInitialSync(t.Name),
-		never:    neverPropagatedSet(opts.NeverPropagatedNamespaces),
+		recorder:      recorder,
+		opts:          opts,
+		applied:       newAppliedCopies(),
+		repairs:       repairbudget.New(),
+		refusedWrites: repairbudget.NewRefused(),
+		changes:       newChangeTimes(t.Name),
+		initial:       newInitialSync(t.Name),
+		never:         neverPropagatedSet(opts.NeverPropagatedNamespaces),
 	}
 	c.writes = c.memberQueues()
 	return c

@@ -5,7 +5,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
 )
 
 // Drift that fights back. A repair is a write of what we last wrote
@@ -44,6 +47,33 @@ func (e *errRepairWaits) RetryAfter() time.Duration { return e.wait }
 func (e *errDriftConflict) Error() string {
 	return fmt.Sprintf("%s: %s in cluster %s was changed there again after %d repairs in %s: left as the member has it; "+
 		"repairs resume in %s or when the federated object changes", ReasonDriftConflict, e.what, e.cluster, e.repairs, e.window, e.wait.Round(time.Second))
+}
+
+// errRefusedByMember is a write the member refused (403, 422, 413): the
+// same write is refused again until the federated object or the member
+// changes, so it is tried again less and less often (package
+// repairbudget's Refused), not every 30 seconds for ever.
+type errRefusedByMember struct {
+	err  error
+	wait time.Duration
+}
+
+func (e *errRefusedByMember) Error() string             { return e.err.Error() }
+func (e *errRefusedByMember) Unwrap() error             { return e.err }
+func (e *errRefusedByMember) RetryAfter() time.Duration { return e.wait }
+
+// spaceOutRefused returns err, spaced out when the member refused the
+// write; a write that went through forgets the copy's refusals.
+func (c *Controller) spaceOutRefused(cluster string, t memberwrites.Task, err error) error {
+	k := appliedKey(cluster, key(t.Fed.GetNamespace(), t.Fed.GetName()))
+	if err == nil {
+		c.refusedWrites.Forget(func(s string) bool { return s == k })
+		return nil
+	}
+	if !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) && !apierrors.IsRequestEntityTooLargeError(err) {
+		return err
+	}
+	return &errRefusedByMember{err: err, wait: c.refusedWrites.Next(k, t.Hash)}
 }
 
 // repairAllowed returns nil when a write of hash to cluster may go, and

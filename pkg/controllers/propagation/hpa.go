@@ -7,31 +7,22 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/planner/replicaplan"
 )
 
-// hpaTargets are the kinds whose replicas a federated HPA divides.
-var hpaTargets = map[string]schema.GroupVersionResource{
-	"Deployment":  federatedtypes.ByName("deployments").Resource,
-	"ReplicaSet":  federatedtypes.ByName("replicasets").Resource,
-	"StatefulSet": federatedtypes.ByName("statefulsets").Resource,
-}
-
 // targetOf returns the federated object an HPA scales, when it is of a
 // divided kind and exists.
 func (c *Controller) targetOf(ctx context.Context, hpa *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	kind, _, _ := unstructured.NestedString(hpa.Object, "spec", "scaleTargetRef", "kind")
 	name, _, _ := unstructured.NestedString(hpa.Object, "spec", "scaleTargetRef", "name")
-	resource, ok := hpaTargets[kind]
+	resource, ok := federatedtypes.HPATarget(kind)
 	if !ok || name == "" {
 		return nil, nil
 	}
@@ -81,7 +72,7 @@ func (c *Controller) markTarget(ctx context.Context, hpa, target *unstructured.U
 		}
 	}
 	target.SetAnnotations(annotations)
-	resource := hpaTargets[target.GetKind()]
+	resource, _ := federatedtypes.HPATarget(target.GetKind())
 	if _, err := c.fedClient.Resource(resource).Namespace(target.GetNamespace()).Update(ctx, target, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("marking %s %s/%s as the target of HPA %s: %w", target.GetKind(), target.GetNamespace(), target.GetName(), hpa.GetName(), err)
 	}
@@ -119,32 +110,4 @@ func (c *Controller) releaseTarget(ctx context.Context, hpa *unstructured.Unstru
 		return err
 	}
 	return c.markTarget(ctx, hpa, target, nil)
-}
-
-// hpaTargetOurs returns nil when an HPA's target in cluster is a copy the
-// federation made there: an HPA scales what it targets with the member's
-// own identity, so a federated HPA aimed at someone else's workload
-// (a member-only Deployment of that name) would scale it for the tenant.
-// Its copy is not written until the target there is ours.
-func (c *Controller) hpaTargetOurs(ctx context.Context, cluster string, hpa *unstructured.Unstructured) error {
-	kind, _, _ := unstructured.NestedString(hpa.Object, "spec", "scaleTargetRef", "kind")
-	name, _, _ := unstructured.NestedString(hpa.Object, "spec", "scaleTargetRef", "name")
-	what := fmt.Sprintf("HPA %s/%s", hpa.GetNamespace(), hpa.GetName())
-	resource, ok := hpaTargets[kind]
-	if !ok || name == "" {
-		return fmt.Errorf("%s targets %s %q, not a federated %s: it is not written to members", what, kind, name, strings.Join(slices.Sorted(maps.Keys(hpaTargets)), ", "))
-	}
-	if cur, ok := c.members.Get(cluster, resource, hpa.GetNamespace(), name); ok && c.isOurs(cur) {
-		return nil
-	}
-	live, err := c.readMember(ctx, cluster, resource, hpa.GetNamespace(), name)
-	switch {
-	case apierrors.IsNotFound(err):
-		return fmt.Errorf("%s waits for its target %s %s in cluster %s", what, kind, name, cluster)
-	case err != nil:
-		return fmt.Errorf("reading %s %s/%s, the target of %s, in cluster %s: %w", kind, hpa.GetNamespace(), name, what, cluster, err)
-	case !c.isOurs(live):
-		return fmt.Errorf("%s targets %s %s, which in cluster %s is not the federation's: the HPA is not written there", what, kind, name, cluster)
-	}
-	return nil
 }

@@ -49,7 +49,7 @@ func (c *Controller) writeMember(ctx context.Context, cluster string, t memberwr
 		if err := c.mayWriteIn(ctx, cluster, t.Fed.GetNamespace()); err != nil {
 			var notOurs *errNamespaceNotOurs
 			if errors.As(err, &notOurs) {
-				c.namespaceNotOurs(cluster, t.Fed, notOurs)
+				c.notWritten(cluster, t.Fed, ReasonNamespaceNotOurs, err)
 			}
 			return nil, err
 		}
@@ -72,12 +72,11 @@ func (c *Controller) writeMember(ctx context.Context, cluster string, t memberwr
 	if _, ok := c.inSync(cluster, t.Fed, t.Desired, t.Hash, true); ok {
 		return nil, nil
 	}
-	if c.typ.DividesHPA {
-		if err := c.hpaTargetOurs(ctx, cluster, t.Fed); err != nil {
-			return nil, err
-		}
+	if err := c.referencesOurs(ctx, cluster, t.Fed, t.Desired); err != nil {
+		return nil, err
 	}
-	return c.applyWithAccess(ctx, cluster, t.Fed, t.Desired, t.Hash)
+	ev, err := c.applyWithAccess(ctx, cluster, t.Fed, t.Desired, t.Hash)
+	return ev, c.spaceOutRefused(cluster, t, err)
 }
 
 // applyCopy makes a member hold desired: a new copy is created (which
@@ -221,7 +220,7 @@ func (c *Controller) adopt(ctx context.Context, cluster string, fed, desired *un
 	if why := federatedtypes.ManagedByMember(c.typ.Resource.GroupResource(), live); why != "" {
 		return nil, c.memberManaged(cluster, fed, live, why)
 	}
-	if !c.adoptionAsked(fed) && !c.adoptedAtJoin(live) {
+	if !c.adoptionAsked(cluster, fed) && !c.adoptedAtJoin(live) {
 		return nil, c.conflict(cluster, fed, live, "")
 	}
 	marked, _, err := withAdopted(desired)

@@ -120,14 +120,14 @@ func (c *Controller) readNamespaceOwner(ctx context.Context, cluster, ns string)
 	return OwnsNamespace(live.GetLabels(), c.members.Federation()), nil
 }
 
-// namespaceNotOurs tells, once per object and cluster, that nothing of it
-// is written in the member because of its namespace.
-func (c *Controller) namespaceNotOurs(cluster string, fed *unstructured.Unstructured, err *errNamespaceNotOurs) {
+// notWritten tells, once per reason, object and cluster, that the
+// object's copy is not written in the member, and why.
+func (c *Controller) notWritten(cluster string, fed *unstructured.Unstructured, reason string, err error) {
 	objKey := key(fed.GetNamespace(), fed.GetName())
-	if _, told := c.namespaceTold.LoadOrStore(appliedKey(cluster, objKey), fed.GetUID()); told {
+	if _, told := c.notWrittenTold.LoadOrStore(reason+"/"+appliedKey(cluster, objKey), fed.GetUID()); told {
 		return
 	}
-	c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonNamespaceNotOurs, "%s not written in cluster %s: %v", c.what(objKey), cluster, err)
+	c.recorder.Eventf(fed, corev1.EventTypeWarning, reason, "%s not written in cluster %s: %v", c.what(objKey), cluster, err)
 }
 
 // readMember reads one object from a member, live, within the member

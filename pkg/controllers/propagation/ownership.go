@@ -71,22 +71,30 @@ func isAdopted(obj metav1.Object) bool {
 	return obj.GetAnnotations()[federationv1beta1.AdoptedAnnotation] == "true"
 }
 
-// adoptionAsked reports whether the member's own object of fed's name may
-// be taken over: the federated object says so, or, when it says nothing,
-// the controller manager's default.
-func (c *Controller) adoptionAsked(fed *unstructured.Unstructured) bool {
+// adoptionAsked reports whether the member's own object of fed's name in
+// cluster may be taken over: the federated object says so (which took the
+// adoption right at admission), or, when it says nothing, the controller
+// manager's default.
+func (c *Controller) adoptionAsked(cluster string, fed *unstructured.Unstructured) bool {
 	if r := fed.GetAnnotations()[federationv1beta1.ConflictResolutionAnnotation]; r != "" {
 		return r == federationv1beta1.ConflictResolutionAdopt
 	}
-	return c.opts.DefaultConflictResolution == federationv1beta1.ConflictResolutionAdopt || c.defaultAccount(fed)
+	return c.opts.DefaultConflictResolution == federationv1beta1.ConflictResolutionAdopt || c.defaultAccount(cluster, fed)
 }
 
-// defaultAccount reports whether fed is a ServiceAccount named default,
-// which every member makes in every namespace: a federated one can only
-// mean to configure the members' (imagePullSecrets), so it adopts them
-// unless it says abort, and gives them back when it is deleted.
-func (c *Controller) defaultAccount(fed *unstructured.Unstructured) bool {
-	return c.typ.Resource.GroupResource() == corev1.Resource("serviceaccounts") && fed.GetName() == memberSelf["serviceaccounts"]
+// defaultAccount reports whether fed is a ServiceAccount named default in
+// a namespace the federation created in cluster: the member made it for
+// the federation's namespace, so a federated one can only mean to
+// configure it (imagePullSecrets); it adopts it unless it says abort, and
+// gives it back when it is deleted. In a namespace adopted from the member
+// (its default, say) the member's pods run as that account: taking it
+// over needs the adoption right, as for any other object.
+func (c *Controller) defaultAccount(cluster string, fed *unstructured.Unstructured) bool {
+	if c.typ.Resource.GroupResource() != corev1.Resource("serviceaccounts") || fed.GetName() != memberSelf["serviceaccounts"] {
+		return false
+	}
+	ns, ok := c.members.Get(cluster, membercluster.NamespacesResource, "", fed.GetNamespace())
+	return ok && ns.GetLabels()[memberrbac.CreatedByLabel] == c.members.Federation()
 }
 
 // adoptedAtJoin reports whether a member's own namespace was adopted for
@@ -154,7 +162,7 @@ func (c *Controller) conflictKnown(cluster, objKey string) bool {
 // forgetConflicts forgets the conflicts, and the namespaces found not
 // ours, of an object that is gone.
 func (c *Controller) forgetConflicts(objKey string) {
-	for _, told := range []*sync.Map{&c.conflicts, &c.namespaceTold} {
+	for _, told := range []*sync.Map{&c.conflicts, &c.notWrittenTold} {
 		told.Range(func(k, _ any) bool {
 			if strings.HasSuffix(k.(string), "/"+objKey) {
 				told.Delete(k)
@@ -162,7 +170,9 @@ func (c *Controller) forgetConflicts(objKey string) {
 			return true
 		})
 	}
-	c.repairs.Forget(func(k string) bool { return strings.HasSuffix(k, "/"+objKey) })
+	ofObject := func(k string) bool { return strings.HasSuffix(k, "/"+objKey) }
+	c.repairs.Forget(ofObject)
+	c.refusedWrites.Forget(ofObject)
 }
 
 // keepAdopted returns what a cluster is sent of an object whose copy there

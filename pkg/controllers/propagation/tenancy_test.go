@@ -2,18 +2,25 @@ package propagation
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clienttesting "k8s.io/client-go/testing"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/memberrbac"
+	"github.com/federation-v1/federation/pkg/queueworker"
 )
 
 // memberNamespaceLabelled puts a member's own namespace ns in cluster c1's
@@ -189,8 +196,60 @@ func TestAnHPAIsWrittenOnlyWhereItsTargetIsOurCopy(t *testing.T) {
 	require.NoError(t, members.clients["c1"].Tracker().Add(theirs))
 	tc := newTestController(t, federatedtypes.ByName("horizontalpodautoscalers"), members, hpa)
 	err := tc.sync(t, "ns/web")
-	require.ErrorContains(t, err, "HPA ns/web targets Deployment theirs, which in cluster c1 is not the federation's")
+	require.ErrorContains(t, err, "HorizontalPodAutoscaler ns/web names Deployment theirs (spec.scaleTargetRef), which in cluster c1 is not the federation's")
 	assert.Empty(t, writesTo(members, "c1"))
 	_, ok := members.Get("c1", membercluster.NamespacesResource, "", "ns")
 	require.True(t, ok)
+}
+
+func TestACopyRunningAsAMembersOwnAccountIsNotWritten(t *testing.T) {
+	deploy := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "as-robot", "namespace": "ns"},
+		"spec": map[string]any{"replicas": int64(1), "template": map[string]any{"spec": map[string]any{
+			"serviceAccountName": "robot", "containers": []any{map[string]any{"name": "c", "image": "pause"}},
+		}}},
+	}}
+	members := newFakeMembers([]string{"c1"})
+	robot := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ServiceAccount"}}
+	robot.SetName("robot")
+	robot.SetNamespace("ns")
+	require.NoError(t, members.clients["c1"].Tracker().Add(robot))
+	tc := newTestController(t, federatedtypes.ByName("deployments"), members, deploy)
+	err := tc.sync(t, "ns/as-robot")
+	require.ErrorContains(t, err, "Deployment ns/as-robot names ServiceAccount robot (spec.template.spec.serviceAccountName), which in cluster c1 is not the federation's")
+	assert.Empty(t, writesTo(members, "c1"))
+}
+
+func TestTheDefaultAccountOfANamespaceAdoptedFromTheMemberTakesTheAdoptionRight(t *testing.T) {
+	members := newFakeMembers([]string{"c1"})
+	memberNamespaceLabelled(t, members, "ns", map[string]string{memberrbac.AdoptedByLabel("fed"): "true"})
+	theirs := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ServiceAccount"}}
+	theirs.SetName("default")
+	theirs.SetNamespace("ns")
+	membersOwn(t, members, theirs)
+	fed := theirs.DeepCopy()
+	fed.SetUID("fed-sa")
+	fed.Object["imagePullSecrets"] = []any{map[string]any{"name": "mine"}}
+	tc := newTestController(t, federatedtypes.ByName("serviceaccounts"), members, fed)
+	tc.addFederatedNamespace(t, nil)
+	require.ErrorContains(t, tc.sync(t, "ns/default"), "was not created by this federation")
+	assert.Equal(t, []string{"create"}, writesTo(members, "c1"), "the create that finds it there, and no apply: the member's pods run as it")
+}
+
+func TestWritesAMemberRefusesAreTriedAgainLessAndLessOften(t *testing.T) {
+	members := newFakeMembers([]string{"c1"})
+	members.clients["c1"].PrependReactor("create", "configmaps", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "a", errors.New("the member's policy says no"))
+	})
+	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer))
+	var waits []time.Duration
+	for range 3 {
+		_, err := tc.writeMember(context.Background(), "c1", compareTask(t, tc, "ns/a", "c1"))
+		var later queueworker.RetryAfter
+		require.ErrorAs(t, err, &later)
+		assert.True(t, apierrors.IsForbidden(err), "still the member's answer: %v", err)
+		waits = append(waits, later.RetryAfter())
+	}
+	assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}, waits)
 }

@@ -188,7 +188,7 @@ func memberOwnNamespace(f *fixture) {
 	out, err := f.applyAs(tenant, role(own, "sneaky", "get"))
 	require.NoError(f.T, err, out)
 	f.WaitIn([]string{"cluster2"}, roles, own, "sneaky", nil)
-	f.WaitEvents("sneaky", "Role "+own+"/sneaky in cluster cluster1 failed")
+	f.WaitEvents("sneaky", "Role "+own+"/sneaky not written in cluster cluster1: namespace "+own+" in cluster cluster1 was neither created by federation fed nor adopted for it")
 	rbac := f.member("cluster1").RbacV1()
 	_, err = rbac.Roles(own).Get(ctx, "sneaky", metav1.GetOptions{})
 	assert.True(f.T, isNotFound(err), "the member's namespace holds no Role of the federation: %v", err)

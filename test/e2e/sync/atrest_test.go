@@ -43,8 +43,9 @@ func TestAtRestFromTheFirstWrite(t *testing.T) {
 	f.Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: rest}\n")
 	objects := 1
 	for _, ty := range federatedTypes {
-		f.Apply(ty.manifest("rest", "obj-"+ty.name))
-		objects++
+		m := ty.manifest("rest", "obj-"+ty.name)
+		f.Apply(m)
+		objects += strings.Count("\n"+m, "\nkind: ") // an HPA comes with its target
 	}
 	// As in the issue: a LoadBalancer Service exposing a Deployment.
 	f.Kubectl("create", "deployment", "nginx", "-n", "rest", "--image=nginx", "--replicas=2")

@@ -69,13 +69,18 @@ spec:
 `, name, ns)
 	}},
 	{"horizontalpodautoscalers", schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}, func(ns, name string) string {
-		return fmt.Sprintf(`apiVersion: autoscaling/v2
+		// With its target: an HPA is written to a member only where its
+		// target is the federation's copy, and divided over the clusters
+		// that run it (12: a share for each of up to 4 clusters).
+		return workload("Deployment", "replicas: 12")(ns, name) + fmt.Sprintf(`
+---
+apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
 metadata: {name: %[1]s, namespace: %[2]s}
 spec:
   scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: %[1]s}
   minReplicas: 1
-  maxReplicas: 3
+  maxReplicas: 12
 `, name, ns)
 	}},
 }

@@ -57,3 +57,16 @@ func TestWaitSaysWhenTheNextRepairMayRun(t *testing.T) {
 	assert.Equal(t, 700*time.Millisecond, v.Wait)
 	assert.Equal(t, 1, v.Repairs)
 }
+
+func TestRefusedWritesAreTriedAgainLessAndLessOften(t *testing.T) {
+	r := NewRefused()
+	var waits []time.Duration
+	for range 12 {
+		waits = append(waits, r.Next("c1/ns/a", "h1"))
+	}
+	assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second,
+		64 * time.Second, 128 * time.Second, 256 * time.Second, 5 * time.Minute, 5 * time.Minute, 5 * time.Minute}, waits)
+	assert.Equal(t, time.Second, r.Next("c1/ns/a", "h2"), "a changed object starts over")
+	r.Forget(func(k string) bool { return k == "c1/ns/a" })
+	assert.Equal(t, time.Second, r.Next("c1/ns/a", "h2"), "forgotten once written")
+}

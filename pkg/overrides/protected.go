@@ -1,0 +1,106 @@
+package overrides
+
+import (
+	"reflect"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// protected are the fields, by the group and kind of the object (as its
+// apiVersion and kind say), that the federation's admission plugins check
+// for tenancy on the federated object itself (FederationWorkloads,
+// FederationRBAC with its escalation check): a rule that changed one would
+// put in a cluster's copy what no one checked, so no override may change
+// them, whatever way (a patch of the field, a replace of a parent,
+// copy/move into it, a shorthand). They are compared before and after
+// each rule (see protectedChanged): a rule that leaves them as they were
+// (a replace of /spec/template keeping the account) is fine.
+var protected = map[schema.GroupKind][][]string{
+	// Pod templates: the account their pods run as in each member;
+	// FederationWorkloads allows only accounts the federation propagates
+	// (serviceAccount is the deprecated alias, read when the name is empty).
+	{Group: "apps", Kind: "Deployment"}:  podTemplateAccount,
+	{Group: "apps", Kind: "ReplicaSet"}:  podTemplateAccount,
+	{Group: "apps", Kind: "DaemonSet"}:   podTemplateAccount,
+	{Group: "apps", Kind: "StatefulSet"}: podTemplateAccount,
+	{Group: "batch", Kind: "Job"}:        podTemplateAccount,
+	// A CronJob's pods run from its job template's pod template.
+	{Group: "batch", Kind: "CronJob"}: {
+		{"spec", "jobTemplate", "spec", "template", "spec", "serviceAccountName"},
+		{"spec", "jobTemplate", "spec", "template", "spec", "serviceAccount"},
+	},
+	// A Secret of type kubernetes.io/service-account-token makes each member
+	// mint a token of the account its annotation names, in the tenant's
+	// namespace; FederationWorkloads checks that account on the type and
+	// the annotation (the uid annotation binds the token to one account
+	// too).
+	{Kind: "Secret"}: {
+		{"type"},
+		{"metadata", "annotations", "kubernetes.io/service-account.name"},
+		{"metadata", "annotations", "kubernetes.io/service-account.uid"},
+	},
+	// externalIPs are routed by every member's kube-proxy to the Service,
+	// whoever owns those addresses (CVE-2020-8554); FederationWorkloads
+	// allows only the federation's allowed CIDRs.
+	{Kind: "Service"}: {{"spec", "externalIPs"}},
+	// The target an HPA scales: in a member it could name another team's
+	// Deployment; the federation checks it names a federated copy.
+	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}: {{"spec", "scaleTargetRef"}},
+	// What a Role grants: FederationRBAC refuses "*", escalate, bind and
+	// impersonate, and checks the author may grant the rest (escalation).
+	{Group: "rbac.authorization.k8s.io", Kind: "Role"}: {{"rules"}},
+	// What a RoleBinding grants and to whom: FederationRBAC allows only
+	// bindable roles, and refuses subjects naming a member's own
+	// identities (system: groups and users, other namespaces' accounts).
+	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}: {{"roleRef"}, {"subjects"}},
+}
+
+// podTemplateAccount are the account fields of a workload's pod template.
+var podTemplateAccount = [][]string{
+	{"spec", "template", "spec", "serviceAccountName"},
+	{"spec", "template", "spec", "serviceAccount"},
+}
+
+// servedAs are the older groups a kind of protected is also served under,
+// with the same fields.
+var servedAs = map[string]string{"extensions": "apps"}
+
+// protectedFields are the protected fields of obj's group and kind.
+func protectedFields(obj map[string]any) [][]string {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	group := ""
+	if i := strings.Index(apiVersion, "/"); i >= 0 {
+		group = apiVersion[:i]
+	}
+	if g, ok := servedAs[group]; ok {
+		group = g
+	}
+	return protected[schema.GroupKind{Group: group, Kind: kind}]
+}
+
+// protectedChanged refuses, under p (the rule's path), a rule that made
+// after of before by changing one of before's protected fields.
+func protectedChanged(before, after map[string]any, p *field.Path) *field.Error {
+	for _, path := range protectedFields(before) {
+		b, _ := nested(before, path)
+		a, _ := nested(after, path)
+		if !reflect.DeepEqual(a, b) {
+			return field.Forbidden(p, "an override may not change "+fieldName(path)+
+				": it is checked at the federation on the object itself (set it there)")
+		}
+	}
+	return nil
+}
+
+// fieldName writes a field's path as Kubernetes does:
+// spec.template.spec.serviceAccountName,
+// metadata.annotations[kubernetes.io/service-account.name].
+func fieldName(path []string) string {
+	if n := len(path); n >= 3 && path[0] == "metadata" && (path[1] == "annotations" || path[1] == "labels") {
+		return strings.Join(path[:n-1], ".") + "[" + path[n-1] + "]"
+	}
+	return strings.Join(path, ".")
+}
