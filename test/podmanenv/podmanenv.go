@@ -32,18 +32,20 @@ var containersConfPath = "/etc/containers/containers.conf"
 // run), and writes ContainersConf when there is no containers.conf.
 func Ensure(ctx context.Context, logf func(format string, args ...any)) error {
 	var missing []string
-	for _, program := range []string{"podman", "runc"} {
+	// catatonit: podman kube play's pause image needs it, and podman only
+	// recommends it (installed here without recommends).
+	for _, program := range []string{"podman", "runc", "catatonit"} {
 		if _, err := exec.LookPath(program); err != nil {
 			missing = append(missing, program)
 		}
 	}
 	if len(missing) > 0 {
 		if os.Geteuid() != 0 {
-			return fmt.Errorf("%s missing, and installing needs root (not running apt-get): run apt-get install -y podman runc as root",
+			return fmt.Errorf("%s missing, and installing needs root (not running apt-get): run apt-get install -y podman runc catatonit as root",
 				strings.Join(missing, " and "))
 		}
-		logf("installing podman and runc with apt-get (%s missing)", strings.Join(missing, " and "))
-		if err := aptGetInstall(ctx, "podman", "runc"); err != nil {
+		logf("installing podman, runc and catatonit with apt-get (%s missing)", strings.Join(missing, " and "))
+		if err := aptGetInstall(ctx, "podman", "runc", "catatonit"); err != nil {
 			return err
 		}
 	}

@@ -265,9 +265,14 @@ func TestHAPlaneDNS(t *testing.T) {
 	require.NoError(t, err)
 	answers := func(name string, ips ...string) {
 		t.Helper()
-		require.NoError(t, zone.StartChangeset().Upsert(dnsprovider.RecordSet{
-			Name: name, Type: dnsprovider.A, TTL: dnsprovider.DefaultTTL, Rrdatas: ips,
-		}).Apply(ctx), "writing %s", name)
+		// An upsert, retried as the DNS controller retries it: the client's
+		// connection to a member just killed is reset under a write in
+		// flight, which etcd's client does not retry itself.
+		require.NoError(t, poll.Until(ctx, 30*time.Second, "writing "+name, func(ctx context.Context) error {
+			return zone.StartChangeset().Upsert(dnsprovider.RecordSet{
+				Name: name, Type: dnsprovider.A, TTL: dnsprovider.DefaultTTL, Rrdatas: ips,
+			}).Apply(ctx)
+		}))
 		require.NoError(t, poll.Until(ctx, 30*time.Second, fmt.Sprintf("%s to answer %v", name, ips), func(ctx context.Context) error {
 			got, err := lookupA(ctx, server, name)
 			if err == nil && !assert.ObjectsAreEqual(ips, got) {
