@@ -2,27 +2,37 @@ package federatedtypes
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Reference is a member object that a copy names in its namespace and acts
 // through there: the ServiceAccount its pods run as or a token Secret is
-// minted for, an HPA's target, a RoleBinding's Role. The member resolves
-// the name with its own rights, whatever object of that name it holds,
-// so a copy is written only where the object it names is the federation's
-// own copy: else a tenant's copy would act through another team's
-// member-only object (run as its account, scale its Deployment, bind its
-// Role).
+// minted for, the Secrets, ConfigMaps and claims its pods use, an HPA's
+// target, a RoleBinding's Role, a claim's data source, an Ingress's
+// Services and TLS Secrets. The member resolves the name with its own
+// rights, whatever object of that name it holds, so a copy is written
+// only where the object it names is the federation's own copy: else a
+// tenant's copy would act through another team's member-only object (run
+// as its account, mount its Secret, scale its Deployment, bind its Role).
 type Reference struct {
 	// Resource and Name of the object named, in the copy's namespace.
 	Resource schema.GroupVersionResource
 	Kind     string
 	Name     string
-	// Field is where the copy names it.
+	// Field is where the copy names it (the first place, if several).
 	Field string
+	// Optional is set when every place naming it says optional: true (a
+	// pod starts without it): an absent object is then no reason to wait,
+	// but one that exists and is not the federation's is still refused,
+	// as the pods would use it.
+	Optional bool
 }
 
 // HPATarget returns the resource of a kind an HPA may scale: those the
@@ -41,6 +51,10 @@ var hpaTargets = map[string]schema.GroupVersionResource{
 
 var (
 	serviceAccounts = schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}
+	secrets         = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	configMaps      = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	claims          = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}
+	services        = schema.GroupVersionResource{Version: "v1", Resource: "services"}
 	roles           = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}
 )
 
@@ -58,13 +72,35 @@ var podSpecPaths = map[string][]string{
 
 // References lists the member objects a copy names (see Reference), or
 // an error when it names one the federation never propagates (an HPA of a
-// kind it does not divide).
+// kind it does not divide, a claim's volume or snapshot, an Ingress's
+// resource backend) or its spec cannot be read.
 func References(copy *unstructured.Unstructured) ([]Reference, error) {
 	kind := copy.GetKind()
 	if path, ok := podSpecPaths[kind]; ok {
-		return podReferences(copy, path), nil
+		var refs referenceList
+		if err := refs.podSpec(copy, path); err != nil {
+			return nil, err
+		}
+		if kind == "StatefulSet" {
+			if err := refs.claimTemplates(copy); err != nil {
+				return nil, err
+			}
+		}
+		return refs.out, nil
 	}
 	switch kind {
+	case "PersistentVolumeClaim":
+		var spec corev1.PersistentVolumeClaimSpec
+		if err := decodeAt(copy, &spec, "spec"); err != nil {
+			return nil, err
+		}
+		var refs referenceList
+		if err := refs.claimSpec(&spec, field.NewPath("spec")); err != nil {
+			return nil, err
+		}
+		return refs.out, nil
+	case "Ingress":
+		return ingressReferences(copy)
 	case "Secret":
 		if t, _, _ := unstructured.NestedString(copy.Object, "type"); t != string(corev1.SecretTypeServiceAccountToken) {
 			return nil, nil
@@ -92,28 +128,148 @@ func References(copy *unstructured.Unstructured) ([]Reference, error) {
 	return nil, nil
 }
 
-// podReferences names the ServiceAccount of a pod spec, unless it is the
-// namespace's default one, which every member makes in every namespace
-// and pods run as when they name none.
-func podReferences(copy *unstructured.Unstructured, path []string) []Reference {
-	var out []Reference
-	for _, field := range []string{"serviceAccountName", "serviceAccount"} {
-		name, _, _ := unstructured.NestedString(copy.Object, append(append([]string{}, path...), field)...)
-		if name == "" || name == "default" || (len(out) > 0 && out[0].Name == name) {
+// ingressReferences names an Ingress's TLS Secrets and backend Services.
+func ingressReferences(copy *unstructured.Unstructured) ([]Reference, error) {
+	var spec networkingv1.IngressSpec
+	if err := decodeAt(copy, &spec, "spec"); err != nil {
+		return nil, err
+	}
+	p := field.NewPath("spec")
+	var refs referenceList
+	for i, tls := range spec.TLS {
+		refs.add(secrets, "Secret", tls.SecretName, p.Child("tls").Index(i).Child("secretName"), false)
+	}
+	backend := func(b *networkingv1.IngressBackend, p *field.Path) error {
+		switch {
+		case b == nil:
+		case b.Resource != nil:
+			return fmt.Errorf("%s: %s %q is not a kind the federation propagates, so the copy cannot name it",
+				p.Child("resource"), kindOf(b.Resource.APIGroup, b.Resource.Kind), b.Resource.Name)
+		case b.Service != nil:
+			refs.add(services, "Service", b.Service.Name, p.Child("service", "name"), false)
+		}
+		return nil
+	}
+	if err := backend(spec.DefaultBackend, p.Child("defaultBackend")); err != nil {
+		return nil, err
+	}
+	for i, rule := range spec.Rules {
+		if rule.HTTP == nil {
 			continue
 		}
-		out = append(out, Reference{Resource: serviceAccounts, Kind: "ServiceAccount", Name: name, Field: fieldPath(path, field)})
+		for j := range rule.HTTP.Paths {
+			path := p.Child("rules").Index(i).Child("http", "paths").Index(j).Child("backend")
+			if err := backend(&rule.HTTP.Paths[j].Backend, path); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return refs.out, nil
+}
+
+// claimSpec adds what a claim spec at p names: a claim it clones. It
+// refuses a bound volume (the federation propagates no PersistentVolume:
+// the copy could take another team's) and any other data source (nothing
+// of those kinds is the federation's in a member).
+func (refs *referenceList) claimSpec(spec *corev1.PersistentVolumeClaimSpec, p *field.Path) error {
+	if spec.VolumeName != "" {
+		return fmt.Errorf("%s: binds the member's PersistentVolume %q, which the federation never propagates (it could be another team's volume)",
+			p.Child("volumeName"), spec.VolumeName)
+	}
+	if s := spec.DataSource; s != nil {
+		if err := refs.dataSource(s.APIGroup, s.Kind, s.Name, nil, p.Child("dataSource")); err != nil {
+			return err
+		}
+	}
+	if s := spec.DataSourceRef; s != nil {
+		if err := refs.dataSource(s.APIGroup, s.Kind, s.Name, s.Namespace, p.Child("dataSourceRef")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (refs *referenceList) dataSource(group *string, kind, name string, ns *string, p *field.Path) error {
+	if kind != "PersistentVolumeClaim" || (group != nil && *group != "") {
+		return fmt.Errorf("%s: %s %q is not a kind the federation propagates, so the copy cannot name it", p, kindOf(group, kind), name)
+	}
+	if ns != nil && *ns != "" {
+		// A Reference is in the copy's namespace only.
+		return fmt.Errorf("%s: the claim %q of namespace %q: a copy may name only claims of its own namespace", p.Child("namespace"), name, *ns)
+	}
+	refs.add(claims, "PersistentVolumeClaim", name, p, false)
+	return nil
+}
+
+// kindOf writes a kind with its group, if any (snapshot.storage.k8s.io/VolumeSnapshot).
+func kindOf(group *string, kind string) string {
+	if group != nil && *group != "" {
+		return *group + "/" + kind
+	}
+	return kind
+}
+
+// StatefulSetClaimPrefixes returns, for a StatefulSet copy, the prefix
+// TEMPLATE-STATEFULSET- of the claims the member's StatefulSet controller
+// makes from each of its volumeClaimTemplates (TEMPLATE-STATEFULSET-ORDINAL),
+// nil for other kinds. The member's pods use whatever claim of such a name
+// exists, so the controller refuses a StatefulSet copy where the member
+// already holds one it did not make from our template.
+func StatefulSetClaimPrefixes(copy *unstructured.Unstructured) []string {
+	if copy.GetKind() != "StatefulSet" {
+		return nil
+	}
+	templates, _, _ := unstructured.NestedSlice(copy.Object, "spec", "volumeClaimTemplates")
+	var out []string
+	for _, t := range templates {
+		m, _ := t.(map[string]any)
+		if name, _, _ := unstructured.NestedString(m, "metadata", "name"); name != "" {
+			out = append(out, name+"-"+copy.GetName()+"-")
+		}
 	}
 	return out
 }
 
-func fieldPath(path []string, field string) string {
-	out := ""
-	for _, p := range append(append([]string{}, path...), field) {
-		if out != "" {
-			out += "."
-		}
-		out += p
+// referenceList gathers References, one per object: the first field
+// naming it, Optional only if all are.
+type referenceList struct {
+	out   []Reference
+	index map[schema.GroupResource]map[string]int
+}
+
+func (refs *referenceList) add(resource schema.GroupVersionResource, kind, name string, p *field.Path, optional bool) {
+	if name == "" {
+		return
 	}
-	return out
+	if refs.index == nil {
+		refs.index = map[schema.GroupResource]map[string]int{}
+	}
+	byName := refs.index[resource.GroupResource()]
+	if byName == nil {
+		byName = map[string]int{}
+		refs.index[resource.GroupResource()] = byName
+	}
+	if i, ok := byName[name]; ok {
+		refs.out[i].Optional = refs.out[i].Optional && optional
+		return
+	}
+	byName[name] = len(refs.out)
+	refs.out = append(refs.out, Reference{Resource: resource, Kind: kind, Name: name, Field: p.String(), Optional: optional})
+}
+
+// decodeAt reads the object at path of copy into out as the member would
+// (absent: the zero value); what does not fit is an error naming path.
+func decodeAt(copy *unstructured.Unstructured, out any, path ...string) error {
+	v, found, _ := unstructured.NestedFieldNoCopy(copy.Object, path...)
+	if !found || v == nil {
+		return nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("%s: is a %T, not an object", strings.Join(path, "."), v)
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, out); err != nil {
+		return fmt.Errorf("%s: %w", strings.Join(path, "."), err)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 )
 
@@ -27,6 +28,107 @@ func TestReferencesAreWhatACopyActsThrough(t *testing.T) {
 		{"a RoleBinding's Role", "kind: RoleBinding\nroleRef: {kind: Role, name: ops}", []string{"roles/ops at roleRef"}, ""},
 		{"a RoleBinding's ClusterRole", "kind: RoleBinding\nroleRef: {kind: ClusterRole, name: edit}", nil, ""},
 		{"a ConfigMap", "kind: ConfigMap\ndata: {serviceAccountName: robot}", nil, ""},
+
+		// What pods use.
+		{"a secret volume", "kind: Deployment\nspec: {template: {spec: {volumes: [{name: a, emptyDir: {}}, {name: b, secret: {secretName: tls}}]}}}",
+			[]string{"secrets/tls at spec.template.spec.volumes[1].secret.secretName"}, ""},
+		{"an optional secret volume", "kind: Pod\nspec: {volumes: [{name: b, secret: {secretName: tls, optional: true}}]}",
+			[]string{"secrets/tls at spec.volumes[0].secret.secretName (optional)"}, ""},
+		{"optional: false is not optional", "kind: Pod\nspec: {volumes: [{name: b, secret: {secretName: tls, optional: false}}]}",
+			[]string{"secrets/tls at spec.volumes[0].secret.secretName"}, ""},
+		{"projected sources", "kind: Pod\nspec: {volumes: [{name: p, projected: {sources: [{serviceAccountToken: {path: t}}, {secret: {name: s, optional: true}}, {configMap: {name: c}}]}}]}",
+			[]string{"secrets/s at spec.volumes[0].projected.sources[1].secret.name (optional)", "configmaps/c at spec.volumes[0].projected.sources[2].configMap.name"}, ""},
+		{"a configMap volume", "kind: DaemonSet\nspec: {template: {spec: {volumes: [{name: c, configMap: {name: settings, optional: true}}]}}}",
+			[]string{"configmaps/settings at spec.template.spec.volumes[0].configMap.name (optional)"}, ""},
+		{"kube-root-ca.crt is every member's own", "kind: Pod\nspec: {volumes: [{name: c, configMap: {name: kube-root-ca.crt}}, {name: p, projected: {sources: [{configMap: {name: kube-root-ca.crt}}]}}], " +
+			"containers: [{name: c, env: [{name: E, valueFrom: {configMapKeyRef: {name: kube-root-ca.crt, key: ca.crt}}}], envFrom: [{configMapRef: {name: kube-root-ca.crt}}]}]}",
+			nil, ""},
+		{"a Secret of that name is not exempt", "kind: Pod\nspec: {volumes: [{name: c, secret: {secretName: kube-root-ca.crt}}]}",
+			[]string{"secrets/kube-root-ca.crt at spec.volumes[0].secret.secretName"}, ""},
+		{"a claim", "kind: StatefulSet\nspec: {template: {spec: {volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]}}}",
+			[]string{"persistentvolumeclaims/data at spec.template.spec.volumes[0].persistentVolumeClaim.claimName"}, ""},
+		{"an ephemeral volume's claim is the member's own", "kind: Pod\nspec: {volumes: [{name: e, ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce]}}}}]}", nil, ""},
+		{"but what it clones is named", "kind: Pod\nspec: {volumes: [{name: e, ephemeral: {volumeClaimTemplate: {spec: {dataSource: {kind: PersistentVolumeClaim, name: golden}}}}}]}",
+			[]string{"persistentvolumeclaims/golden at spec.volumes[0].ephemeral.volumeClaimTemplate.spec.dataSource"}, ""},
+		{"an ephemeral volume of a snapshot", "kind: Pod\nspec: {volumes: [{name: e, ephemeral: {volumeClaimTemplate: {spec: {dataSource: {apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: s}}}}}]}",
+			nil, `spec.volumes[0].ephemeral.volumeClaimTemplate.spec.dataSource: snapshot.storage.k8s.io/VolumeSnapshot "s" is not a kind the federation propagates`},
+		{"an ephemeral volume bound to a volume", "kind: Pod\nspec: {volumes: [{name: e, ephemeral: {volumeClaimTemplate: {spec: {volumeName: pv-1}}}}]}",
+			nil, `spec.volumes[0].ephemeral.volumeClaimTemplate.spec.volumeName: binds the member's PersistentVolume "pv-1"`},
+		{"a StatefulSet's claim template of a snapshot", "kind: StatefulSet\nmetadata: {name: db}\nspec: {volumeClaimTemplates: [{metadata: {name: data}, spec: {dataSourceRef: {apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: s}}}]}",
+			nil, `spec.volumeClaimTemplates[0].spec.dataSourceRef: snapshot.storage.k8s.io/VolumeSnapshot "s" is not a kind`},
+		{"a StatefulSet's claim template cloning a claim", "kind: StatefulSet\nmetadata: {name: db}\nspec: {volumeClaimTemplates: [{metadata: {name: data}, spec: {dataSource: {kind: PersistentVolumeClaim, name: golden}}}]}",
+			[]string{"persistentvolumeclaims/golden at spec.volumeClaimTemplates[0].spec.dataSource"}, ""},
+		{"env and envFrom", "kind: Job\nspec: {template: {spec: {containers: [{name: c, env: [{name: A, value: x}, {name: B, valueFrom: {secretKeyRef: {name: s1, key: k}}}, {name: C, valueFrom: {configMapKeyRef: {name: c1, key: k, optional: true}}}], " +
+			"envFrom: [{secretRef: {name: s2, optional: true}}, {configMapRef: {name: c2}}]}]}}}",
+			[]string{"secrets/s1 at spec.template.spec.containers[0].env[1].valueFrom.secretKeyRef.name",
+				"configmaps/c1 at spec.template.spec.containers[0].env[2].valueFrom.configMapKeyRef.name (optional)",
+				"secrets/s2 at spec.template.spec.containers[0].envFrom[0].secretRef.name (optional)",
+				"configmaps/c2 at spec.template.spec.containers[0].envFrom[1].configMapRef.name"}, ""},
+		{"initContainers", "kind: ReplicaSet\nspec: {template: {spec: {initContainers: [{name: i, envFrom: [{secretRef: {name: init}}]}]}}}",
+			[]string{"secrets/init at spec.template.spec.initContainers[0].envFrom[0].secretRef.name"}, ""},
+		{"ephemeralContainers", "kind: Pod\nspec: {ephemeralContainers: [{name: debug, env: [{name: T, valueFrom: {secretKeyRef: {name: token, key: t}}}]}]}",
+			[]string{"secrets/token at spec.ephemeralContainers[0].env[0].valueFrom.secretKeyRef.name"}, ""},
+		{"a CronJob's containers", "kind: CronJob\nspec: {jobTemplate: {spec: {template: {spec: {containers: [{name: c, envFrom: [{configMapRef: {name: cfg}}]}]}}}}}",
+			[]string{"configmaps/cfg at spec.jobTemplate.spec.template.spec.containers[0].envFrom[0].configMapRef.name"}, ""},
+		{"a ReplicationController's image pull secrets", "kind: ReplicationController\nspec: {template: {spec: {imagePullSecrets: [{name: registry}]}}}",
+			[]string{"secrets/registry at spec.template.spec.imagePullSecrets[0].name"}, ""},
+		{"volume plugins' secrets", "kind: Pod\nspec: {volumes: [" +
+			"{name: a, csi: {driver: d, nodePublishSecretRef: {name: csi}}}, " +
+			"{name: b, cephfs: {monitors: [m], secretRef: {name: ceph}}}, " +
+			"{name: c, rbd: {monitors: [m], image: i, secretRef: {name: rbd}}}, " +
+			"{name: d, iscsi: {targetPortal: p, iqn: q, lun: 0, secretRef: {name: chap}}}, " +
+			"{name: e, flexVolume: {driver: d, secretRef: {name: flex}}}, " +
+			"{name: f, azureFile: {secretName: azure, shareName: s}}, " +
+			"{name: g, scaleIO: {gateway: g, system: s, secretRef: {name: scaleio}}}, " +
+			"{name: h, storageos: {volumeName: v, secretRef: {name: storageos}}}, " +
+			"{name: i, cinder: {volumeID: v, secretRef: {name: cinder}}}]}",
+			[]string{
+				"secrets/csi at spec.volumes[0].csi.nodePublishSecretRef.name",
+				"secrets/ceph at spec.volumes[1].cephfs.secretRef.name",
+				"secrets/rbd at spec.volumes[2].rbd.secretRef.name",
+				"secrets/chap at spec.volumes[3].iscsi.secretRef.name",
+				"secrets/flex at spec.volumes[4].flexVolume.secretRef.name",
+				"secrets/azure at spec.volumes[5].azureFile.secretName",
+				"secrets/scaleio at spec.volumes[6].scaleIO.secretRef.name",
+				"secrets/storageos at spec.volumes[7].storageos.secretRef.name",
+				"secrets/cinder at spec.volumes[8].cinder.secretRef.name",
+			}, ""},
+		{"one reference per object, at its first field", "kind: Pod\nspec: {serviceAccountName: robot, serviceAccount: robot, volumes: [{name: a, secret: {secretName: s}}], " +
+			"containers: [{name: c, envFrom: [{secretRef: {name: s}}, {configMapRef: {name: s}}]}], imagePullSecrets: [{name: s}]}",
+			[]string{"serviceaccounts/robot at spec.serviceAccountName", "secrets/s at spec.volumes[0].secret.secretName", "configmaps/s at spec.containers[0].envFrom[1].configMapRef.name"}, ""},
+		{"optional only if every use is", "kind: Pod\nspec: {volumes: [{name: a, secret: {secretName: s, optional: true}}], " +
+			"containers: [{name: c, envFrom: [{secretRef: {name: s}}, {configMapRef: {name: m, optional: true}}]}, {name: d, envFrom: [{configMapRef: {name: m, optional: true}}]}]}",
+			[]string{"secrets/s at spec.volumes[0].secret.secretName", "configmaps/m at spec.containers[0].envFrom[1].configMapRef.name (optional)"}, ""},
+		{"a pod spec that cannot be read", "kind: Deployment\nspec: {template: {spec: {volumes: secret}}}", nil, "spec.template.spec: cannot restore slice from string"},
+		{"a pod spec that is no object", "kind: Deployment\nspec: {template: {spec: [a]}}", nil, "spec.template.spec: is a []interface {}, not an object"},
+
+		// Claims.
+		{"a claim cloning a claim", "kind: PersistentVolumeClaim\nspec: {dataSource: {kind: PersistentVolumeClaim, name: golden}, dataSourceRef: {kind: PersistentVolumeClaim, name: golden}}",
+			[]string{"persistentvolumeclaims/golden at spec.dataSource"}, ""},
+		{"a claim cloning a claim by dataSourceRef", "kind: PersistentVolumeClaim\nspec: {dataSourceRef: {apiGroup: '', kind: PersistentVolumeClaim, name: golden}}",
+			[]string{"persistentvolumeclaims/golden at spec.dataSourceRef"}, ""},
+		{"a plain claim", "kind: PersistentVolumeClaim\nspec: {accessModes: [ReadWriteOnce], storageClassName: fast, resources: {requests: {storage: 1Gi}}}", nil, ""},
+		{"a full pod spec reads", "kind: Deployment\nspec: {template: {spec: {containers: [{name: c, image: i, ports: [{containerPort: 80}], resources: {limits: {cpu: 100m, memory: 1Gi}}, " +
+			"securityContext: {runAsUser: 1000}}], terminationGracePeriodSeconds: 30, volumes: [{name: e, emptyDir: {sizeLimit: 1Gi}}], tolerations: [{key: k, operator: Exists}]}}}", nil, ""},
+		{"a claim of a snapshot", "kind: PersistentVolumeClaim\nspec: {dataSource: {apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: nightly}}",
+			nil, `spec.dataSource: snapshot.storage.k8s.io/VolumeSnapshot "nightly" is not a kind the federation propagates, so the copy cannot name it`},
+		{"a claim of a populator", "kind: PersistentVolumeClaim\nspec: {dataSourceRef: {apiGroup: hello.example.com, kind: Hello, name: h}}",
+			nil, `spec.dataSourceRef: hello.example.com/Hello "h" is not a kind`},
+		{"a claim of another group's PersistentVolumeClaim", "kind: PersistentVolumeClaim\nspec: {dataSourceRef: {apiGroup: x.example.com, kind: PersistentVolumeClaim, name: h}}",
+			nil, `spec.dataSourceRef: x.example.com/PersistentVolumeClaim "h" is not a kind`},
+		{"a claim of another namespace's claim", "kind: PersistentVolumeClaim\nspec: {dataSourceRef: {kind: PersistentVolumeClaim, name: golden, namespace: team-b}}",
+			nil, `spec.dataSourceRef.namespace: the claim "golden" of namespace "team-b"`},
+		{"a claim bound to a volume", "kind: PersistentVolumeClaim\nspec: {volumeName: pv-7}",
+			nil, `spec.volumeName: binds the member's PersistentVolume "pv-7", which the federation never propagates`},
+
+		// Ingresses.
+		{"an Ingress's Secrets and Services", "apiVersion: networking.k8s.io/v1\nkind: Ingress\nspec: {tls: [{hosts: [a]}, {secretName: cert}], defaultBackend: {service: {name: fallback, port: {number: 80}}}, " +
+			"rules: [{host: a}, {http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {name: http}}}}, {path: /b, pathType: Prefix, backend: {service: {name: fallback, port: {number: 80}}}}]}}]}",
+			[]string{"secrets/cert at spec.tls[1].secretName", "services/fallback at spec.defaultBackend.service.name", "services/web at spec.rules[1].http.paths[0].backend.service.name"}, ""},
+		{"an Ingress's default resource backend", "kind: Ingress\nspec: {defaultBackend: {resource: {apiGroup: k8s.example.com, kind: StorageBucket, name: b}}}",
+			nil, `spec.defaultBackend.resource: k8s.example.com/StorageBucket "b" is not a kind the federation propagates`},
+		{"an Ingress path's resource backend", "kind: Ingress\nspec: {rules: [{http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web}}}, {path: /s, pathType: Prefix, backend: {resource: {kind: Secret, name: s}}}]}}]}",
+			nil, `spec.rules[0].http.paths[1].backend.resource: Secret "s" is not a kind`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			obj := &unstructured.Unstructured{}
@@ -39,9 +141,43 @@ func TestReferencesAreWhatACopyActsThrough(t *testing.T) {
 			require.NoError(t, err)
 			var got []string
 			for _, r := range refs {
-				got = append(got, r.Resource.Resource+"/"+r.Name+" at "+r.Field)
+				s := r.Resource.Resource + "/" + r.Name + " at " + r.Field
+				if r.Optional {
+					s += " (optional)"
+				}
+				got = append(got, s)
 			}
 			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestReferencesKinds(t *testing.T) {
+	obj := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal([]byte("kind: Ingress\nspec: {tls: [{secretName: cert}], defaultBackend: {service: {name: web}}}"), &obj.Object))
+	refs, err := References(obj)
+	require.NoError(t, err)
+	require.Len(t, refs, 2)
+	assert.Equal(t, schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, refs[0].Resource)
+	assert.Equal(t, "Secret", refs[0].Kind)
+	assert.Equal(t, schema.GroupVersionResource{Version: "v1", Resource: "services"}, refs[1].Resource)
+	assert.Equal(t, "Service", refs[1].Kind)
+}
+
+func TestStatefulSetClaimPrefixes(t *testing.T) {
+	for _, tt := range []struct {
+		name, manifest string
+		want           []string
+	}{
+		{"each template", "kind: StatefulSet\nmetadata: {name: db}\nspec: {volumeClaimTemplates: [{metadata: {name: data}}, {metadata: {name: logs}}]}", []string{"data-db-", "logs-db-"}},
+		{"no templates", "kind: StatefulSet\nmetadata: {name: db}\nspec: {}", nil},
+		{"a template without a name", "kind: StatefulSet\nmetadata: {name: db}\nspec: {volumeClaimTemplates: [{spec: {}}]}", nil},
+		{"another kind", "kind: Deployment\nmetadata: {name: db}\nspec: {volumeClaimTemplates: [{metadata: {name: data}}]}", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := &unstructured.Unstructured{}
+			require.NoError(t, yaml.Unmarshal([]byte(tt.manifest), &obj.Object))
+			assert.Equal(t, tt.want, StatefulSetClaimPrefixes(obj))
 		})
 	}
 }

@@ -24,25 +24,28 @@ var All = []*Type{
 	{Name: "secrets", Resource: gvr("", "v1", "secrets"), Kind: "Secret", Namespaced: true,
 		Fields: []string{"data", "type", "immutable"}},
 	{Name: "services", Resource: gvr("", "v1", "services"), Kind: "Service", Namespaced: true,
-		Fields: []string{"spec"}, Prune: pruneService, Status: serviceStatus, Endpoints: true, Conditions: true},
+		Fields: []string{"spec"}, Prune: pruneService, Status: serviceStatus, Endpoints: true, Conditions: true,
+		Pods: &PodMarks{MapSelector: []string{"spec", "selector"}}},
 	{Name: "deployments", Resource: gvr("apps", "v1", "deployments"), Kind: "Deployment", Namespaced: true,
 		Served: []schema.GroupVersion{extensions},
-		Fields: []string{"spec"}, Prune: pruneDeployment, Status: deploymentStatus, ObservedGeneration: true, Conditions: true,
+		Fields: []string{"spec"}, Prune: pruneDeployment, Status: deploymentStatus, ObservedGeneration: true, Conditions: true, Pods: workloadPods,
 		Replicas: &ReplicaFields{Annotation: federationv1beta1.DeploymentPreferencesAnnotation, Fields: []string{"replicas"}}},
 	{Name: "replicasets", Resource: gvr("apps", "v1", "replicasets"), Kind: "ReplicaSet", Namespaced: true,
 		Served: []schema.GroupVersion{extensions},
-		Fields: []string{"spec"}, Status: replicaSetStatus, ObservedGeneration: true, Conditions: true,
+		Fields: []string{"spec"}, Status: replicaSetStatus, ObservedGeneration: true, Conditions: true, Pods: workloadPods,
 		Replicas: &ReplicaFields{Annotation: federationv1beta1.ReplicaSetPreferencesAnnotation, Fields: []string{"replicas"}}},
 	{Name: "daemonsets", Resource: gvr("apps", "v1", "daemonsets"), Kind: "DaemonSet", Namespaced: true,
 		Served: []schema.GroupVersion{extensions},
-		Fields: []string{"spec"}, Status: daemonSetStatus, ObservedGeneration: true, Conditions: true},
+		Fields: []string{"spec"}, Status: daemonSetStatus, ObservedGeneration: true, Conditions: true, Pods: workloadPods},
 	{Name: "ingresses", Resource: gvr("networking.k8s.io", "v1", "ingresses"), Kind: "Ingress", Namespaced: true,
 		Served: []schema.GroupVersion{extensions},
 		Fields: []string{"spec"}, Status: ingressStatus},
 	{Name: "jobs", Resource: gvr("batch", "v1", "jobs"), Kind: "Job", Namespaced: true,
 		Fields: []string{"spec"}, Prune: pruneJob, Status: jobStatus, Settle: settleJob,
+		// (A Job's selector is there only with manualSelector.)
+		Pods: &PodMarks{Templates: podTemplate, Selectors: podSelector, FixedSelectors: true, FixedTemplates: true},
 		Replicas: &ReplicaFields{Annotation: federationv1beta1.JobPreferencesAnnotation, Fields: []string{"parallelism", "completions"},
-			Fixed: map[string]bool{"completions": true}, FixedTemplate: true}},
+			Fixed: map[string]bool{"completions": true}}},
 	{Name: "horizontalpodautoscalers", Resource: gvr("autoscaling", "v2", "horizontalpodautoscalers"), Kind: "HorizontalPodAutoscaler",
 		Served:     []schema.GroupVersion{{Group: "autoscaling", Version: "v1"}},
 		Namespaced: true, Fields: []string{"spec"}, Status: hpaStatus, Conditions: true, DividesHPA: true},
@@ -53,13 +56,16 @@ var All = []*Type{
 		Fields: []string{"secrets", "imagePullSecrets", "automountServiceAccountToken"}},
 	{Name: "statefulsets", Resource: gvr("apps", "v1", "statefulsets"), Kind: "StatefulSet", Namespaced: true,
 		Fields: []string{"spec"}, Status: statefulSetStatus, ObservedGeneration: true, Conditions: true,
+		Pods:     &PodMarks{Templates: podTemplate, Selectors: podSelector, Claims: true, FixedSelectors: true},
 		Replicas: &ReplicaFields{Annotation: federationv1beta1.StatefulSetPreferencesAnnotation, Fields: []string{"replicas"}}},
 	{Name: "cronjobs", Resource: gvr("batch", "v1", "cronjobs"), Kind: "CronJob", Namespaced: true,
-		Fields: []string{"spec"}, Status: cronJobStatus},
+		Fields: []string{"spec"}, Status: cronJobStatus,
+		Pods: &PodMarks{Templates: [][]string{{"spec", "jobTemplate", "spec", "template"}}, Selectors: [][]string{{"spec", "jobTemplate", "spec", "selector"}}}},
 	{Name: "poddisruptionbudgets", Resource: gvr("policy", "v1", "poddisruptionbudgets"), Kind: "PodDisruptionBudget", Namespaced: true,
-		Fields: []string{"spec"}, Status: podDisruptionBudgetStatus, ObservedGeneration: true, Conditions: true},
+		Fields: []string{"spec"}, Status: podDisruptionBudgetStatus, ObservedGeneration: true, Conditions: true,
+		Pods: &PodMarks{Selectors: podSelector}},
 	{Name: "networkpolicies", Resource: gvr("networking.k8s.io", "v1", "networkpolicies"), Kind: "NetworkPolicy", Namespaced: true,
-		Fields: []string{"spec"}},
+		Fields: []string{"spec"}, Pods: &PodMarks{Selectors: [][]string{{"spec", "podSelector"}}}},
 	// What members fill in (volumeName, a default storageClassName) never
 	// travels, so it is no drift.
 	{Name: "persistentvolumeclaims", Resource: gvr("", "v1", "persistentvolumeclaims"), Kind: "PersistentVolumeClaim", Namespaced: true,
@@ -76,6 +82,14 @@ var All = []*Type{
 	{Name: "rolebindings", Resource: gvr("rbac.authorization.k8s.io", "v1", "rolebindings"), Kind: "RoleBinding", Namespaced: true,
 		Fields: []string{"subjects", "roleRef"}},
 }
+
+// The pod template and selector of most workloads, whose selector cannot
+// change once they exist.
+var (
+	podTemplate  = [][]string{{"spec", "template"}}
+	podSelector  = [][]string{{"spec", "selector"}}
+	workloadPods = &PodMarks{Templates: podTemplate, Selectors: podSelector, FixedSelectors: true}
+)
 
 // Namespaces is the type of federated namespaces, whose presence in a
 // member decides where the namespaced types are placed.

@@ -54,6 +54,10 @@ type Type struct {
 	// Replicas divides the type's replica counts over the clusters with the
 	// planner (workloads); nil for types copied whole to every cluster.
 	Replicas *ReplicaFields
+	// Pods says where copies make or select pods, which the federation
+	// marks so that a copy reaches only its own (podmarks.go); nil for
+	// types that do neither.
+	Pods *PodMarks
 	// DividesHPA divides an HPA's min/max over the clusters that run its
 	// target, and marks the target so that members own its replica count.
 	DividesHPA bool
@@ -74,10 +78,6 @@ type ReplicaFields struct {
 	// Fixed fields are divided once and then kept, because members cannot
 	// change them (a Job's completions).
 	Fixed map[string]bool
-	// FixedTemplate says the pod template cannot change once the object
-	// exists (a Job's): a copy that a member holds without the federation's
-	// pod label (adopted, or older than the label) is sent without it.
-	FixedTemplate bool
 }
 
 // Member is one member cluster's copy of a federated object.

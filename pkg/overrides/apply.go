@@ -81,8 +81,8 @@ func (w *work) step(fp *field.Path, what string, n int) *field.Error {
 		return field.Forbidden(fp, fmt.Sprintf("%s the copy %d bytes of JSON, over the limit of %d bytes (1 MiB) an override may make it", what, n, MaxRenderedBytes))
 	case w.left < 0:
 		w.aborted = true
-		return field.Forbidden(fp, fmt.Sprintf("the overrides render over %d bytes (16 MiB) of JSON in all, "+
-			"the limit for one object (each rule and patch renders the whole copy): use fewer rules or patches", MaxWorkBytes))
+		return field.Forbidden(fp, fmt.Sprintf("the overrides render over %d bytes (%d MiB) of JSON in all, "+
+			"the limit for one object (each rule and patch renders the whole copy): use fewer rules or patches", MaxWorkBytes, MaxWorkBytes>>20))
 	}
 	return nil
 }

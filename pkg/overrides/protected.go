@@ -2,6 +2,8 @@ package overrides
 
 import (
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -55,6 +57,17 @@ var protected = map[schema.GroupKind][][]string{
 	// bindable roles, and refuses subjects naming a member's own
 	// identities (system: groups and users, other namespaces' accounts).
 	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}: {{"roleRef"}, {"subjects"}},
+	// A claim's bound volume and data source: in a member they would name
+	// that cluster's PersistentVolume or snapshot, whoever's;
+	// FederationWorkloads allows only claims of the namespace as sources.
+	{Kind: "PersistentVolumeClaim"}: {{"spec", "volumeName"}, {"spec", "dataSource"}, {"spec", "dataSourceRef"}},
+	// An Ingress's resource backends, which FederationWorkloads refuses:
+	// the member resolves them to its own objects. ("*" is each element of
+	// a list: hosts and service backends stay open to overrides.)
+	{Group: "networking.k8s.io", Kind: "Ingress"}: {
+		{"spec", "defaultBackend", "resource"},
+		{"spec", "rules", "*", "http", "paths", "*", "backend", "resource"},
+	},
 }
 
 // podTemplateAccount are the account fields of a workload's pod template.
@@ -85,9 +98,7 @@ func protectedFields(obj map[string]any) [][]string {
 // after of before by changing one of before's protected fields.
 func protectedChanged(before, after map[string]any, p *field.Path) *field.Error {
 	for _, path := range protectedFields(before) {
-		b, _ := nested(before, path)
-		a, _ := nested(after, path)
-		if !reflect.DeepEqual(a, b) {
+		if !reflect.DeepEqual(protectedValue(before, path), protectedValue(after, path)) {
 			return field.Forbidden(p, "an override may not change "+fieldName(path)+
 				": it is checked at the federation on the object itself (set it there)")
 		}
@@ -95,12 +106,42 @@ func protectedChanged(before, after map[string]any, p *field.Path) *field.Error 
 	return nil
 }
 
+// protectedValue is the value at path of obj; with a "*", the values
+// (not null) at each element's rest of the path, by index.
+func protectedValue(obj map[string]any, path []string) any {
+	if !slices.Contains(path, "*") {
+		v, _ := nested(obj, path)
+		return v
+	}
+	out := map[string]any{}
+	var walk func(cur any, rest []string, key string)
+	walk = func(cur any, rest []string, key string) {
+		switch {
+		case cur == nil:
+		case len(rest) == 0:
+			out[key] = cur
+		case rest[0] == "*":
+			list, _ := cur.([]any)
+			for i, e := range list {
+				walk(e, rest[1:], key+"["+strconv.Itoa(i)+"]")
+			}
+		default:
+			if m, ok := cur.(map[string]any); ok {
+				walk(m[rest[0]], rest[1:], key+"."+rest[0])
+			}
+		}
+	}
+	walk(obj, path, "")
+	return out
+}
+
 // fieldName writes a field's path as Kubernetes does:
 // spec.template.spec.serviceAccountName,
-// metadata.annotations[kubernetes.io/service-account.name].
+// metadata.annotations[kubernetes.io/service-account.name],
+// spec.rules[*].http.paths[*].backend.resource.
 func fieldName(path []string) string {
 	if n := len(path); n >= 3 && path[0] == "metadata" && (path[1] == "annotations" || path[1] == "labels") {
 		return strings.Join(path[:n-1], ".") + "[" + path[n-1] + "]"
 	}
-	return strings.Join(path, ".")
+	return strings.ReplaceAll(strings.Join(path, "."), ".*", "[*]")
 }

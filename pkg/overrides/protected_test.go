@@ -72,6 +72,24 @@ func roleBinding() map[string]any {
 		"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": "app", "namespace": "ns"}}})
 }
 
+func claim() map[string]any {
+	return withMeta(map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim", "spec": map[string]any{
+		"accessModes":      []any{"ReadWriteOnce"},
+		"storageClassName": "fast",
+		"dataSource":       map[string]any{"kind": "PersistentVolumeClaim", "name": "golden"},
+		"resources":        map[string]any{"requests": map[string]any{"storage": "1Gi"}}}})
+}
+
+func ingress() map[string]any {
+	backend := func(name string) map[string]any {
+		return map[string]any{"service": map[string]any{"name": name, "port": map[string]any{"number": int64(80)}}}
+	}
+	return withMeta(map[string]any{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "spec": map[string]any{
+		"defaultBackend": backend("fallback"),
+		"rules": []any{map[string]any{"host": "a.example.com", "http": map[string]any{"paths": []any{
+			map[string]any{"path": "/", "pathType": "Prefix", "backend": backend("web")}}}}}}})
+}
+
 type protectedCase struct {
 	name  string
 	obj   func() map[string]any
@@ -169,6 +187,26 @@ func protectedCases() []protectedCase {
 		{name: "RoleBinding: a subject's name moved into", obj: roleBinding, field: "subjects",
 			rules: `[{"patches":[{"op":"move","from":"/metadata/annotations/note","path":"/subjects/0/name"}]}]`},
 		{name: "RoleBinding: an annotation: harmless", obj: roleBinding, rules: `[{"annotations":{"note":"m"}}]`},
+
+		{name: "PersistentVolumeClaim: a volume bound", obj: claim, field: "spec.volumeName", rules: `[{"patches":[{"op":"add","path":"/spec/volumeName","value":"pv-1"}]}]`},
+		{name: "PersistentVolumeClaim: the data source", obj: claim, field: "spec.dataSource",
+			rules: `[{"patches":[{"op":"replace","path":"/spec/dataSource","value":{"apiGroup":"snapshot.storage.k8s.io","kind":"VolumeSnapshot","name":"s"}}]}]`},
+		{name: "PersistentVolumeClaim: the data source removed", obj: claim, field: "spec.dataSource", rules: `[{"patches":[{"op":"remove","path":"/spec/dataSource"}]}]`},
+		{name: "PersistentVolumeClaim: a populator", obj: claim, field: "spec.dataSourceRef",
+			rules: `[{"patches":[{"op":"add","path":"/spec/dataSourceRef","value":{"apiGroup":"hello.example.com","kind":"Hello","name":"h"}}]}]`},
+		{name: "PersistentVolumeClaim: the spec replaced", obj: claim, field: "spec.volumeName",
+			rules: `[{"patches":[{"op":"replace","path":"/spec","value":{"volumeName":"pv-1","dataSource":{"kind":"PersistentVolumeClaim","name":"golden"}}}]}]`},
+		{name: "PersistentVolumeClaim: the storage class: harmless", obj: claim, rules: `[{"patches":[{"op":"replace","path":"/spec/storageClassName","value":"slow"}]}]`},
+
+		{name: "Ingress: a default resource backend", obj: ingress, field: "spec.defaultBackend.resource",
+			rules: `[{"patches":[{"op":"replace","path":"/spec/defaultBackend","value":{"resource":{"apiGroup":"k8s.example.com","kind":"StorageBucket","name":"b"}}}]}]`},
+		{name: "Ingress: a path's resource backend", obj: ingress, field: "spec.rules[*].http.paths[*].backend.resource",
+			rules: `[{"patches":[{"op":"replace","path":"/spec/rules/0/http/paths/0/backend","value":{"resource":{"kind":"Secret","name":"s"}}}]}]`},
+		{name: "Ingress: a path added with a resource backend", obj: ingress, field: "spec.rules[*].http.paths[*].backend.resource",
+			rules: `[{"patches":[{"op":"add","path":"/spec/rules/-","value":{"http":{"paths":[{"path":"/b","pathType":"Prefix","backend":{"resource":{"kind":"Secret","name":"s"}}}]}}}]}]`},
+		{name: "Ingress: the host: harmless", obj: ingress, rules: `[{"patches":[{"op":"replace","path":"/spec/rules/0/host","value":"b.example.com"}]}]`},
+		{name: "Ingress: a path added with a service backend: harmless", obj: ingress,
+			rules: `[{"patches":[{"op":"add","path":"/spec/rules/0/http/paths/-","value":{"path":"/api","pathType":"Prefix","backend":{"service":{"name":"api","port":{"number":80}}}}}]}]`},
 	}...)
 	return cases
 }
@@ -310,12 +348,12 @@ func TestLimits(t *testing.T) {
 		many = append(many, fmt.Sprintf(`{"patches":[{"op":"add","path":"/metadata/labels/l%d","value":"v"}]}`, i))
 	}
 	rules = mustParse(t, "["+strings.Join(many, ",")+"]")
-	_, _, err = Apply(rules[:15], "c1", nil, obj, annotationPath)
-	assert.NoError(t, err, "15 rules of 2 steps (the rule's start, its patch) of 400 KiB are 12 MiB")
+	_, _, err = Apply(rules[:4], "c1", nil, obj, annotationPath)
+	assert.NoError(t, err, "4 rules of 2 steps (the rule's start, its patch) of 400 KiB are 3.2 MiB")
 	_, _, err = Apply(rules, "c1", nil, obj, annotationPath)
-	want := "]: Forbidden: the overrides render over 16777216 bytes (16 MiB) of JSON in all, the limit for one object (each rule and patch renders the whole copy): use fewer rules or patches"
+	want := "]: Forbidden: the overrides render over 4194304 bytes (4 MiB) of JSON in all, the limit for one object (each rule and patch renders the whole copy): use fewer rules or patches"
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "metadata.annotations[federation.kubernetes.io/overrides][20]")
+	assert.Contains(t, err.Error(), "metadata.annotations[federation.kubernetes.io/overrides][5]")
 	assert.Contains(t, err.Error(), want)
 	errs = Check(rules, obj, annotationPath)
 	require.Len(t, errs, 1, "the rules after are not rendered")

@@ -51,10 +51,12 @@ const (
 	// go (one cluster's copy in the controller, the whole annotation at
 	// admission): each step (a rule's shorthands, each patch operation)
 	// counts the size of the copy it makes, the work of a step being in
-	// that size. 16 MiB: 16 steps on a copy of the largest size, hundreds
-	// on common ones (tens of KiB); measured at 140 ms of CPU per MiB
-	// rendered on the worst shapes (many tiny maps), so about 2 s at most.
-	MaxWorkBytes = 16 << 20
+	// that size. 4 MiB: 4 steps on a copy of the largest size, hundreds on
+	// common ones (tens of KiB); measured at 140 ms of CPU per MiB
+	// rendered on the worst shapes (many tiny maps), so about 0.6 s at
+	// most per cluster and sync (16 MiB cost a hostile object 2 s of the
+	// controller manager's CPU and 1.5 s of the member's per sync).
+	MaxWorkBytes = 4 << 20
 )
 
 // Rule is one element of the annotation's JSON list.

@@ -15,7 +15,15 @@
 //     every group and version served) whose serviceAccountName (or its
 //     alias serviceAccount) names such an account: its pods would run as
 //     it. Empty and "default" are every member namespace's own default
-//     account, which any pod of the namespace runs as anyway.
+//     account, which any pod of the namespace runs as anyway;
+//   - a PersistentVolumeClaim with spec.volumeName, which in each member
+//     binds that cluster's PersistentVolume of that name, whoever's (the
+//     federation propagates none), or with a spec.dataSource or
+//     spec.dataSourceRef other than a claim of its namespace: each member
+//     would fill it from its own snapshot or populator object of that
+//     name, which the federation does not propagate either;
+//   - an Ingress with a resource backend, an object of a kind the
+//     federation does not propagate, resolved in each member.
 //
 // Objects that are never propagated (local, or in a never-propagated
 // namespace) reach no member and are left alone. On an update only what
@@ -29,6 +37,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"reflect"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,6 +49,7 @@ import (
 	"k8s.io/kubernetes/pkg/apis/apps"
 	"k8s.io/kubernetes/pkg/apis/batch"
 	api "k8s.io/kubernetes/pkg/apis/core"
+	"k8s.io/kubernetes/pkg/apis/networking"
 	netutils "k8s.io/utils/net"
 
 	"github.com/federation-v1/federation/pkg/admission/internal/federated"
@@ -80,7 +90,8 @@ func New(externalIPCIDRs []*net.IPNet) *Plugin {
 	return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update), externalIPCIDRs: externalIPCIDRs}
 }
 
-// Plugin validates propagated Services, Secrets and pod specs.
+// Plugin validates propagated Services, Secrets, pod specs, claims and
+// Ingresses.
 type Plugin struct {
 	*admission.Handler
 	// Lookup finds the service accounts named.
@@ -122,6 +133,12 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 	case *api.Secret:
 		oldSecret, _ := old.(*api.Secret)
 		errs, err = p.validateTokenSecret(ctx, a.GetNamespace(), o, oldSecret)
+	case *api.PersistentVolumeClaim:
+		oldClaim, _ := old.(*api.PersistentVolumeClaim)
+		errs = validateClaim(o, oldClaim)
+	case *networking.Ingress:
+		oldIngress, _ := old.(*networking.Ingress)
+		errs = validateIngress(o, oldIngress)
 	default:
 		errs, err = p.validatePodSpec(ctx, a.GetNamespace(), o, old)
 	}
@@ -241,6 +258,78 @@ func (p *Plugin) unpropagatedAccount(ctx context.Context, ns, name string) (stri
 		return fmt.Sprintf("the ServiceAccount %q is labelled federation.kubernetes.io/local=true and stays at the federation", name), nil
 	}
 	return "", nil
+}
+
+// validateClaim refuses a claim binding a member's volume or filled from
+// anything but a claim of its namespace, unless the old claim had the
+// same.
+func validateClaim(c, old *api.PersistentVolumeClaim) field.ErrorList {
+	spec := field.NewPath("spec")
+	var errs field.ErrorList
+	if c.Spec.VolumeName != "" && (old == nil || old.Spec.VolumeName != c.Spec.VolumeName) {
+		errs = append(errs, field.Invalid(spec.Child("volumeName"), c.Spec.VolumeName,
+			"the federation propagates no PersistentVolume: in each member this claim would bind that cluster's own volume of that name, whoever's it is"))
+	}
+	if s := c.Spec.DataSource; s != nil && (old == nil || !reflect.DeepEqual(old.Spec.DataSource, s)) && !claimSource(s.APIGroup, s.Kind, nil) {
+		errs = append(errs, field.Invalid(spec.Child("dataSource"), kindName(s.APIGroup, s.Kind, s.Name), notPropagated))
+	}
+	if s := c.Spec.DataSourceRef; s != nil && (old == nil || !reflect.DeepEqual(old.Spec.DataSourceRef, s)) && !claimSource(s.APIGroup, s.Kind, s.Namespace) {
+		errs = append(errs, field.Invalid(spec.Child("dataSourceRef"), kindName(s.APIGroup, s.Kind, s.Name), notPropagated+
+			" (a claim of another namespace neither: the federation checks only the claim's own namespace)"))
+	}
+	return errs
+}
+
+const notPropagated = "the federation propagates only PersistentVolumeClaims of the claim's namespace as data sources: " +
+	"in each member it would be filled from that cluster's own object of that name, whoever's it is"
+
+// claimSource reports whether a data source is a claim of the same namespace.
+func claimSource(group *string, kind string, ns *string) bool {
+	return (group == nil || *group == "") && kind == "PersistentVolumeClaim" && (ns == nil || *ns == "")
+}
+
+func kindName(group *string, kind, name string) string {
+	if group != nil && *group != "" {
+		kind = *group + "/" + kind
+	}
+	return kind + " " + name
+}
+
+// validateIngress refuses resource backends, except those the old Ingress
+// had (they may stay, and be removed).
+func validateIngress(ing, old *networking.Ingress) field.ErrorList {
+	had := map[string]bool{}
+	if old != nil {
+		eachBackend(old, func(b *networking.IngressBackend, _ *field.Path) {
+			if r := b.Resource; r != nil {
+				had[kindName(r.APIGroup, r.Kind, r.Name)] = true
+			}
+		})
+	}
+	var errs field.ErrorList
+	eachBackend(ing, func(b *networking.IngressBackend, p *field.Path) {
+		if r := b.Resource; r != nil && !had[kindName(r.APIGroup, r.Kind, r.Name)] {
+			errs = append(errs, field.Invalid(p.Child("resource"), kindName(r.APIGroup, r.Kind, r.Name),
+				"the federation propagates no resource backends: in each member it would name that cluster's own object of that name, whoever's it is; use a service backend"))
+		}
+	})
+	return errs
+}
+
+// eachBackend calls f with each backend of ing and its path.
+func eachBackend(ing *networking.Ingress, f func(*networking.IngressBackend, *field.Path)) {
+	spec := field.NewPath("spec")
+	if ing.Spec.DefaultBackend != nil {
+		f(ing.Spec.DefaultBackend, spec.Child("defaultBackend"))
+	}
+	for i, rule := range ing.Spec.Rules {
+		if rule.HTTP == nil {
+			continue
+		}
+		for j := range rule.HTTP.Paths {
+			f(&rule.HTTP.Paths[j].Backend, spec.Child("rules").Index(i).Child("http", "paths").Index(j).Child("backend"))
+		}
+	}
 }
 
 // podSpec returns the pod spec of a workload, and its path.

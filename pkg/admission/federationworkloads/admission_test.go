@@ -18,6 +18,8 @@ import (
 	"k8s.io/kubernetes/pkg/apis/apps"
 	"k8s.io/kubernetes/pkg/apis/batch"
 	api "k8s.io/kubernetes/pkg/apis/core"
+	"k8s.io/kubernetes/pkg/apis/networking"
+	"k8s.io/utils/ptr"
 )
 
 var local = map[string]string{"federation.kubernetes.io/local": "true"}
@@ -243,4 +245,126 @@ func TestExternalIPs(t *testing.T) {
 func TestParseCIDRs(t *testing.T) {
 	_, err := ParseCIDRs([]string{"192.0.2.0/24", "8.8.8.8"})
 	assert.EqualError(t, err, `"8.8.8.8": not a CIDR`)
+}
+
+func TestClaims(t *testing.T) {
+	claim := func(labels map[string]string, f func(*api.PersistentVolumeClaimSpec)) *api.PersistentVolumeClaim {
+		c := &api.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "x", Labels: labels}}
+		f(&c.Spec)
+		return c
+	}
+	bound := func(s *api.PersistentVolumeClaimSpec) { s.VolumeName = "pv-1" }
+	snapshot := func(s *api.PersistentVolumeClaimSpec) {
+		s.DataSource = &api.TypedLocalObjectReference{APIGroup: ptr.To("snapshot.storage.k8s.io"), Kind: "VolumeSnapshot", Name: "nightly"}
+	}
+	clone := func(s *api.PersistentVolumeClaimSpec) {
+		s.DataSource = &api.TypedLocalObjectReference{Kind: "PersistentVolumeClaim", Name: "golden"}
+		s.DataSourceRef = &api.TypedObjectReference{APIGroup: ptr.To(""), Kind: "PersistentVolumeClaim", Name: "golden"}
+	}
+	cases := []struct {
+		name string
+		obj  *api.PersistentVolumeClaim
+		old  *api.PersistentVolumeClaim
+		want []string // in the 422, or none for allowed
+	}{
+		{name: "a plain claim", obj: claim(nil, func(s *api.PersistentVolumeClaimSpec) { s.StorageClassName = ptr.To("fast") })},
+		{name: "a clone of a claim", obj: claim(nil, clone)},
+		{name: "a bound claim", obj: claim(nil, bound),
+			want: []string{`spec.volumeName: Invalid value: "pv-1": the federation propagates no PersistentVolume`}},
+		{name: "a claim of a snapshot", obj: claim(nil, snapshot),
+			want: []string{`spec.dataSource: Invalid value: "snapshot.storage.k8s.io/VolumeSnapshot nightly": the federation propagates only PersistentVolumeClaims`}},
+		{name: "a claim of a populator", obj: claim(nil, func(s *api.PersistentVolumeClaimSpec) {
+			s.DataSourceRef = &api.TypedObjectReference{APIGroup: ptr.To("hello.example.com"), Kind: "Hello", Name: "h"}
+		}), want: []string{`spec.dataSourceRef: Invalid value: "hello.example.com/Hello h"`}},
+		{name: "a claim of another namespace's claim", obj: claim(nil, func(s *api.PersistentVolumeClaimSpec) {
+			s.DataSourceRef = &api.TypedObjectReference{Kind: "PersistentVolumeClaim", Name: "golden", Namespace: ptr.To("team-b")}
+		}), want: []string{`spec.dataSourceRef: Invalid value: "PersistentVolumeClaim golden"`, "a claim of another namespace neither"}},
+		{name: "both at once", obj: claim(nil, func(s *api.PersistentVolumeClaimSpec) { bound(s); snapshot(s) }),
+			want: []string{"spec.volumeName: Invalid value", "spec.dataSource: Invalid value"}},
+		{name: "a local claim", obj: claim(local, bound)},
+		{name: "an update that keeps them", obj: claim(nil, func(s *api.PersistentVolumeClaimSpec) { bound(s); snapshot(s) }),
+			old: claim(nil, func(s *api.PersistentVolumeClaimSpec) { bound(s); snapshot(s) })},
+		{name: "an update that binds", obj: claim(nil, bound), old: claim(nil, func(*api.PersistentVolumeClaimSpec) {}),
+			want: []string{"spec.volumeName: Invalid value"}},
+		{name: "an update that makes a local claim propagated", obj: claim(nil, snapshot), old: claim(local, snapshot),
+			want: []string{"spec.dataSource: Invalid value"}},
+	}
+	p := newPlugin(t)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var old runtime.Object
+			if c.old != nil {
+				old = c.old
+			}
+			err := validate(p, api.SchemeGroupVersion.WithResource("persistentvolumeclaims"), "", "team-a", c.obj, old)
+			if len(c.want) == 0 {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.True(t, apierrors.IsInvalid(err), "want a 422, got %v", err)
+			for _, w := range c.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+func TestIngressResourceBackends(t *testing.T) {
+	bucket := func() *networking.IngressBackend {
+		return &networking.IngressBackend{Resource: &api.TypedLocalObjectReference{APIGroup: ptr.To("k8s.example.com"), Kind: "StorageBucket", Name: "b"}}
+	}
+	service := networking.IngressBackend{Service: &networking.IngressServiceBackend{Name: "web", Port: networking.ServiceBackendPort{Number: 80}}}
+	ingress := func(labels map[string]string, defaultBackend *networking.IngressBackend, paths ...networking.IngressBackend) *networking.Ingress {
+		i := &networking.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "x", Labels: labels},
+			Spec: networking.IngressSpec{DefaultBackend: defaultBackend, Rules: []networking.IngressRule{{Host: "a.example.com"}}}}
+		if len(paths) > 0 {
+			http := &networking.HTTPIngressRuleValue{}
+			for _, b := range paths {
+				http.Paths = append(http.Paths, networking.HTTPIngressPath{Path: "/", Backend: b})
+			}
+			i.Spec.Rules = append(i.Spec.Rules, networking.IngressRule{IngressRuleValue: networking.IngressRuleValue{HTTP: http}})
+		}
+		return i
+	}
+	cases := []struct {
+		name string
+		obj  *networking.Ingress
+		old  *networking.Ingress
+		want string // in the 422, or "" for allowed
+	}{
+		{name: "service backends", obj: ingress(nil, &service, service)},
+		{name: "a default resource backend", obj: ingress(nil, bucket()),
+			want: `spec.defaultBackend.resource: Invalid value: "k8s.example.com/StorageBucket b": the federation propagates no resource backends`},
+		{name: "a path's resource backend", obj: ingress(nil, nil, service, *bucket()),
+			want: `spec.rules[1].http.paths[1].backend.resource: Invalid value: "k8s.example.com/StorageBucket b"`},
+		{name: "a local Ingress", obj: ingress(local, bucket())},
+		{name: "an update that keeps it", obj: ingress(nil, nil, *bucket()), old: ingress(nil, bucket())},
+		{name: "an update that adds it", obj: ingress(nil, nil, *bucket()), old: ingress(nil, nil, service),
+			want: `spec.rules[1].http.paths[0].backend.resource`},
+		{name: "an update that makes a local Ingress propagated", obj: ingress(nil, bucket()), old: ingress(local, bucket()),
+			want: `spec.defaultBackend.resource`},
+	}
+	p := newPlugin(t)
+	for _, resource := range []schema.GroupVersionResource{
+		{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"},
+		{Group: "extensions", Version: "v1beta1", Resource: "ingresses"},
+	} {
+		for _, c := range cases {
+			t.Run(resource.String()+"/"+c.name, func(t *testing.T) {
+				var old runtime.Object
+				if c.old != nil {
+					old = c.old
+				}
+				err := validate(p, resource, "", "team-a", c.obj, old)
+				if c.want == "" {
+					assert.NoError(t, err)
+					return
+				}
+				require.Error(t, err)
+				assert.True(t, apierrors.IsInvalid(err), "want a 422, got %v", err)
+				assert.Contains(t, err.Error(), c.want)
+			})
+		}
+	}
 }

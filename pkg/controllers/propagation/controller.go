@@ -3,6 +3,7 @@ package propagation
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -133,6 +134,9 @@ type Controller struct {
 	// writes members refuse (drift.go).
 	repairs       *repairbudget.Budget
 	refusedWrites *repairbudget.Refused
+	// referenced are the resources copies of the type may name
+	// (references.go).
+	referenced []schema.GroupVersionResource
 	// tombstones index the tombstones of deleted objects (tombstones.go);
 	// nil when they are not watched.
 	tombstones       cache.Indexer
@@ -169,6 +173,9 @@ func New(t *federatedtypes.Type, fed dynamic.Interface, informer informers.Gener
 	if t.Endpoints {
 		members.Watch(endpointSlices, c)
 	}
+	for _, r := range c.referenced {
+		members.WatchMetadata(r, c)
+	}
 	return c, nil
 }
 
@@ -191,6 +198,7 @@ func newController(t *federatedtypes.Type, fed dynamic.Interface, lister cache.G
 		changes:       newChangeTimes(t.Name),
 		initial:       newInitialSync(t.Name),
 		never:         neverPropagatedSet(opts.NeverPropagatedNamespaces),
+		referenced:    federatedtypes.ReferencedResources(t),
 	}
 	c.writes = c.memberQueues()
 	return c
@@ -240,6 +248,12 @@ func (c *Controller) MemberChanged(cluster string, gvr schema.GroupVersionResour
 	case gvr == endpointSlices && c.typ.Endpoints:
 		if service := obj.GetLabels()[serviceNameLabel]; service != "" {
 			c.queue.Add(obj.GetNamespace() + "/" + service)
+		}
+	case slices.Contains(c.referenced, gvr):
+		// Our copy of something our copies may name went (or was taken
+		// from us): those that name it are looked at again.
+		if _, still := c.members.Get(cluster, gvr, obj.GetNamespace(), obj.GetName()); !still {
+			c.enqueueAll(obj.GetNamespace())
 		}
 	case gvr == membercluster.NamespacesResource && c.typ.Namespaced:
 		c.namespaceOwners.forget(cluster, obj.GetName())

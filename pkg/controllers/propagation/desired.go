@@ -77,14 +77,11 @@ func Desired(a *federatedtypes.Type, fed *unstructured.Unstructured, federation,
 	if a.Defaults != nil {
 		a.Defaults(out)
 	}
-	if a.Replicas != nil {
-		// The pods carry the label too, so that members' unschedulable pods
-		// of federated workloads can be watched without watching all pods.
-		if _, ok := out.Object["spec"].(map[string]any); ok {
-			if err := unstructured.SetNestedField(out.Object, federation, "spec", "template", "metadata", "labels", federationv1beta1.FederationLabel); err != nil {
-				return nil, "", err
-			}
-		}
+	if a.Pods != nil {
+		// The pods carry the label too (and selectors ask for it): a copy
+		// reaches only the federation's pods, and members' unschedulable
+		// pods of federated workloads are watched without watching all pods.
+		a.Pods.Mark(out, federation)
 	}
 	hash, err := hashOf(out)
 	if err != nil {
@@ -111,13 +108,8 @@ func hashOf(u *unstructured.Unstructured) (string, error) {
 // current count and is sent back unchanged: the federation follows the
 // member. (Leaving the field out instead would make server-side apply
 // reset it to the default, since the federation owned it until then.)
-// Without podLabel the pod template goes without the federation's label
-// (see ReplicaFields.FixedTemplate).
-func DesiredFor(desired *unstructured.Unstructured, plan replicaplan.Plan, cluster string, memberReplicas *int64, podLabel bool) (*unstructured.Unstructured, string, error) {
+func DesiredFor(desired *unstructured.Unstructured, plan replicaplan.Plan, cluster string, memberReplicas *int64) (*unstructured.Unstructured, string, error) {
 	out := desired.DeepCopy()
-	if !podLabel {
-		removePodLabel(out)
-	}
 	annotations := out.GetAnnotations()
 	delete(annotations, federationv1beta1.AppliedHashAnnotation)
 	if len(annotations) == 0 {
@@ -164,31 +156,5 @@ func withAdopted(sent *unstructured.Unstructured) (*unstructured.Unstructured, s
 		labels[memberrbac.AdoptedByLabel(labels[federationv1beta1.FederationLabel])] = memberrbac.Adopted
 		out.SetLabels(labels)
 	}
-	return DesiredFor(out, nil, "", nil, true)
-}
-
-// withoutPodLabel is an object as sent to a member, without the
-// federation's pod label, and its hash.
-func withoutPodLabel(sent *unstructured.Unstructured) (*unstructured.Unstructured, string, error) {
-	return DesiredFor(sent, nil, "", nil, false)
-}
-
-// podLabelled reports whether an object's pod template carries the
-// federation's label.
-func podLabelled(obj *unstructured.Unstructured) bool {
-	_, found, _ := unstructured.NestedString(obj.Object, "spec", "template", "metadata", "labels", federationv1beta1.FederationLabel)
-	return found
-}
-
-// removePodLabel takes the federation's label off the pod template, and
-// the label map and metadata it leaves empty.
-func removePodLabel(obj *unstructured.Unstructured) {
-	path := []string{"spec", "template", "metadata", "labels"}
-	unstructured.RemoveNestedField(obj.Object, append(path, federationv1beta1.FederationLabel)...)
-	for len(path) > 2 {
-		if m, found, _ := unstructured.NestedMap(obj.Object, path...); found && len(m) == 0 {
-			unstructured.RemoveNestedField(obj.Object, path...)
-		}
-		path = path[:len(path)-1]
-	}
+	return DesiredFor(out, nil, "", nil)
 }

@@ -101,7 +101,7 @@ metadata:
 spec:
   type: LoadBalancer
   ports: [{port: 80, protocol: TCP}]
-  selector: {app: a}`,
+  selector: {app: a, federation.kubernetes.io/federation-name: fed}`,
 		},
 		{
 			name: "job: the generated selector stays behind", adapter: "jobs",
@@ -197,11 +197,11 @@ func TestDesiredForACluster(t *testing.T) {
 	require.NoError(t, err)
 	plan := replicaplan.Plan{"replicas": {"c1": 5, "c2": 4}}
 
-	d1, h1, err := DesiredFor(desired, plan, "c1", nil, true)
+	d1, h1, err := DesiredFor(desired, plan, "c1", nil)
 	require.NoError(t, err)
-	d2, h2, err := DesiredFor(desired, plan, "c2", nil, true)
+	d2, h2, err := DesiredFor(desired, plan, "c2", nil)
 	require.NoError(t, err)
-	d3, h3, err := DesiredFor(desired, plan, "c3", nil, true)
+	d3, h3, err := DesiredFor(desired, plan, "c3", nil)
 	require.NoError(t, err)
 	for d, want := range map[*unstructured.Unstructured]int64{d1: 5, d2: 4, d3: 0} {
 		n, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
@@ -213,40 +213,43 @@ func TestDesiredForACluster(t *testing.T) {
 	assert.Equal(t, "x", d1.GetAnnotations()["note"])
 	label, _, _ := unstructured.NestedString(d1.Object, "spec", "template", "metadata", "labels", "federation.kubernetes.io/federation-name")
 	assert.Equal(t, "fed", label, "pods carry the federation's label")
-	again, hAgain, err := DesiredFor(desired, plan, "c1", nil, true)
+	again, hAgain, err := DesiredFor(desired, plan, "c1", nil)
 	require.NoError(t, err)
 	assert.Equal(t, h1, hAgain)
 	assert.Equal(t, d1, again)
 
 	seven := int64(7)
-	owned, _, err := DesiredFor(desired, plan, "c1", &seven, true)
+	owned, _, err := DesiredFor(desired, plan, "c1", &seven)
 	require.NoError(t, err)
 	n, _, _ := unstructured.NestedInt64(owned.Object, "spec", "replicas")
 	assert.Equal(t, int64(7), n, "the member's HPA owns the count: the federation follows it")
 	assert.Equal(t, map[string]bool{"c1": true, "c2": true}, replicaplan.HPAClusters(map[string]string{federationv1beta1.HPATargetClustersAnnotation: `{"Names":["c1","c2"]}`}))
 }
 
-func TestDesiredForAJobAMemberHoldsWithoutThePodLabel(t *testing.T) {
+func TestAJobAMemberHoldsWithoutThePodLabelIsSentWithout(t *testing.T) {
+	jobs := federatedtypes.ByName("jobs")
 	fed := parse(t, "apiVersion: batch/v1\nkind: Job\nmetadata: {name: web, namespace: ns}\nspec: {completions: 2, template: {spec: {}}}\n")
-	desired, _, err := Desired(federatedtypes.ByName("jobs"), fed, "fed", "")
+	desired, _, err := Desired(jobs, fed, "fed", "")
 	require.NoError(t, err)
 	plan := replicaplan.Plan{"completions": {"c1": 2}}
-	labelled, h1, err := DesiredFor(desired, plan, "c1", nil, true)
+	labelled, h1, err := DesiredFor(desired, plan, "c1", nil)
 	require.NoError(t, err)
+	podLabelled := func(obj *unstructured.Unstructured) bool {
+		_, found, _ := unstructured.NestedString(obj.Object, "spec", "template", "metadata", "labels", federationv1beta1.FederationLabel)
+		return found
+	}
 	assert.True(t, podLabelled(labelled))
-	bare, h2, err := DesiredFor(desired, plan, "c1", nil, false)
+	c := &Controller{typ: jobs}
+	bare, h2, err := c.unmarked(labelled)
 	require.NoError(t, err)
 	assert.False(t, podLabelled(bare))
 	_, found, _ := unstructured.NestedMap(bare.Object, "spec", "template", "metadata")
 	assert.False(t, found, "no empty metadata left to apply")
 	assert.NotEqual(t, h1, h2, "the hash covers what is sent")
-	assert.True(t, podLabelled(desired), "the common desired object is not touched")
-	again, h3, err := withoutPodLabel(labelled)
-	require.NoError(t, err)
-	assert.Equal(t, h2, h3, "taking the label off what was sent gives what is sent without it")
-	assert.Equal(t, bare, again)
-	assert.True(t, federatedtypes.ByName("jobs").Replicas.FixedTemplate)
-	assert.False(t, federatedtypes.ByName("deployments").Replicas.FixedTemplate)
+	assert.Equal(t, h2, bare.GetAnnotations()[federationv1beta1.AppliedHashAnnotation])
+	assert.True(t, podLabelled(labelled), "what was sent is not touched")
+	assert.True(t, jobs.Pods.MissesFixed(bare, "fed"), "a member's Job without the label keeps being sent without")
+	assert.False(t, jobs.Pods.MissesFixed(labelled, "fed"))
 }
 
 // kubectl apply records the whole object, override rules included, in an

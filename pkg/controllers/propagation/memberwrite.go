@@ -69,11 +69,13 @@ func (c *Controller) writeMember(ctx context.Context, cluster string, t memberwr
 		}
 		return c.deleteCopy(ctx, cluster, t.Fed, ": no longer selected")
 	}
+	// Before the in-sync check: a copy in sync is sent here again when
+	// what it names left our cache (compare, referencesCached).
+	if err := c.referencesOurs(ctx, cluster, t.Fed, t.Desired); err != nil {
+		return c.releaseIfNotOurs(ctx, cluster, t, err)
+	}
 	if _, ok := c.inSync(cluster, t.Fed, t.Desired, t.Hash, true); ok {
 		return nil, nil
-	}
-	if err := c.referencesOurs(ctx, cluster, t.Fed, t.Desired); err != nil {
-		return nil, err
 	}
 	ev, err := c.applyWithAccess(ctx, cluster, t.Fed, t.Desired, t.Hash)
 	return ev, c.spaceOutRefused(cluster, t, err)
@@ -265,15 +267,16 @@ func (c *Controller) upgrade(ctx context.Context, cluster string, desired *unstr
 	return moved.GetResourceVersion(), nil
 }
 
-// apply sends desired to a member. A Job the member already runs, not in
-// our label-filtered cache, cannot change its pod template: it is sent
-// again without our pod label (and once adopted, the cache tells the next
-// writes the same).
+// apply sends desired to a member. An object the member already holds
+// without our fixed pod marks, not in our label-filtered cache (a
+// Deployment or Job being adopted), cannot take them: it is sent again
+// without them (and once adopted, the cache tells the next writes the
+// same: keepUnmarked).
 func (c *Controller) apply(ctx context.Context, cluster string, desired *unstructured.Unstructured) (writtenCopy, error) {
 	out, err := c.applyIn(ctx, cluster, desired)
 	c.countWrite(cluster, "apply", err)
-	if apierrors.IsInvalid(err) && c.typ.Replicas != nil && c.typ.Replicas.FixedTemplate && podLabelled(desired) {
-		if bare, _, berr := withoutPodLabel(desired); berr == nil {
+	if apierrors.IsInvalid(err) && c.typ.Pods.HasFixed(desired) {
+		if bare, _, berr := c.unmarked(desired); berr == nil {
 			out, err = c.applyIn(ctx, cluster, bare)
 			c.countWrite(cluster, "apply", err)
 		}

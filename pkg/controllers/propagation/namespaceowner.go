@@ -120,11 +120,13 @@ func (c *Controller) readNamespaceOwner(ctx context.Context, cluster, ns string)
 	return OwnsNamespace(live.GetLabels(), c.members.Federation()), nil
 }
 
-// notWritten tells, once per reason, object and cluster, that the
+// notWritten tells, once per reason, object, cluster and cause, that the
 // object's copy is not written in the member, and why.
 func (c *Controller) notWritten(cluster string, fed *unstructured.Unstructured, reason string, err error) {
 	objKey := key(fed.GetNamespace(), fed.GetName())
-	if _, told := c.notWrittenTold.LoadOrStore(reason+"/"+appliedKey(cluster, objKey), fed.GetUID()); told {
+	// Told again when the object is another or the cause changed.
+	said := string(fed.GetUID()) + "\x00" + err.Error()
+	if before, told := c.notWrittenTold.Swap(reason+"/"+appliedKey(cluster, objKey), said); told && before == said {
 		return
 	}
 	c.recorder.Eventf(fed, corev1.EventTypeWarning, reason, "%s not written in cluster %s: %v", c.what(objKey), cluster, err)

@@ -49,7 +49,7 @@ func (c *Controller) markCreated(cluster string, fed, desired *unstructured.Unst
 	}
 	labels[memberrbac.CreatedByLabel] = c.members.Federation()
 	out.SetLabels(labels)
-	return DesiredFor(out, nil, "", nil, true)
+	return DesiredFor(out, nil, "", nil)
 }
 
 func (c *Controller) isOurs(obj metav1.Object) bool {

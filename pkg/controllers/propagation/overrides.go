@@ -78,7 +78,7 @@ func (c *Controller) withOverrides(fed *unstructured.Unstructured, placed map[st
 		}
 		done.applied[cluster] = applied
 		// (Hashed again without the former hash.)
-		return DesiredFor(&unstructured.Unstructured{Object: obj}, nil, "", nil, true)
+		return DesiredFor(&unstructured.Unstructured{Object: obj}, nil, "", nil)
 	}, done, nil
 }
 

@@ -195,13 +195,20 @@ func (c *Controller) compare(fed *unstructured.Unstructured, placed map[string]b
 		if err == nil {
 			d, h, err = c.markCreated(cl.Name, fed, d, h)
 		}
+		if err == nil {
+			d, h, err = c.keepUnmarked(cl.Name, fed, d, h)
+		}
 		if err != nil {
 			return out, fmt.Errorf("%s %s in cluster %s: %w", c.typ.Kind, objKey, cl.Name, err)
 		}
 		out.hashes[cl.Name] = h
 		// (A task still queued for the copy is replaced even so: what it
 		// would write is out of date.)
-		if memberCopy, ok := c.inSync(cl.Name, fed, d, h, placed[cl.Name]); ok && !c.writes.Has(objKey, cl.Name) {
+		memberCopy, ok := c.inSync(cl.Name, fed, d, h, placed[cl.Name])
+		if ok && memberCopy != nil && !c.referencesCached(cl.Name, d) {
+			ok = false
+		}
+		if ok && !c.writes.Has(objKey, cl.Name) {
 			if memberCopy != nil {
 				out.inSync = append(out.inSync, federatedtypes.Member{Cluster: cl.Name, Object: memberCopy})
 			}

@@ -2,48 +2,162 @@ package propagation
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
 // ReasonReferenceNotOurs: a copy names a member object (its pods'
-// ServiceAccount, an HPA's target, ...) that is not the federation's copy
-// there; it is not written.
+// ServiceAccount, Secrets, ConfigMaps or claims, an HPA's target, ...)
+// that is not the federation's copy there; it is not written, and a copy
+// written before is removed.
 const ReasonReferenceNotOurs = "ReferenceNotOwnedInCluster"
 
-// referencesOurs returns nil when every member object a copy names (its
-// pods' ServiceAccount, a token Secret's, an HPA's target, a RoleBinding's
-// Role: federatedtypes.References) is the federation's own copy in
-// cluster. The member resolves those names with its own rights, so a copy
-// naming another team's member-only object would act through it for the
-// tenant (told once in a ReasonReferenceNotOurs event on fed). It reads
-// the copy as it is sent there (desired: overrides applied), and
-// the member's object from our cache, else live.
+// errReferenceNotOurs: what a copy names is another's in the member, or
+// gone from the federation too.
+var errReferenceNotOurs = errors.New("names a member object that is not the federation's")
+
+// referencesOurs returns nil when every member object a copy names
+// (federatedtypes.References) is the federation's own copy in cluster, and
+// no claim a StatefulSet copy would use is another's. The member resolves
+// those names with its own rights, so a copy naming another team's
+// member-only object would act through it for the tenant (told once in a
+// ReasonReferenceNotOurs event on fed). It reads the copy as it is sent
+// there (desired: overrides applied), and the member's object from our
+// cache, else live. An absent object is waited for while the federation
+// has it (its copy is on its way); an absent optional one is no reference.
 func (c *Controller) referencesOurs(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured) error {
 	refs, err := federatedtypes.References(desired)
 	what := c.what(key(desired.GetNamespace(), desired.GetName()))
 	if err != nil {
 		return fmt.Errorf("%s is not written to members: %w", what, err)
 	}
+	ns := desired.GetNamespace()
 	for _, r := range refs {
-		if cur, ok := c.members.Get(cluster, r.Resource, desired.GetNamespace(), r.Name); ok && c.isOurs(cur) {
+		if cur, ok := c.members.Get(cluster, r.Resource, ns, r.Name); ok && c.isOurs(cur) {
 			continue
 		}
-		live, err := c.readMember(ctx, cluster, r.Resource, desired.GetNamespace(), r.Name)
+		live, err := c.readMember(ctx, cluster, r.Resource, ns, r.Name)
 		switch {
+		case apierrors.IsNotFound(err) && r.Optional:
+			continue
 		case apierrors.IsNotFound(err):
-			return fmt.Errorf("%s waits for its %s %s (%s) in cluster %s", what, r.Kind, r.Name, r.Field, cluster)
+			if federated, ferr := c.federationHas(ctx, r, ns); ferr != nil || federated {
+				return fmt.Errorf("%s waits for its %s %s (%s) in cluster %s", what, r.Kind, r.Name, r.Field, cluster)
+			}
+			err := fmt.Errorf("%w: %s names %s %s (%s), which neither the federation nor cluster %s holds", errReferenceNotOurs, what, r.Kind, r.Name, r.Field, cluster)
+			c.notWritten(cluster, fed, ReasonReferenceNotOurs, err)
+			return err
 		case err != nil:
-			return fmt.Errorf("reading %s %s/%s, which %s names, in cluster %s: %w", r.Kind, desired.GetNamespace(), r.Name, what, cluster, err)
+			return fmt.Errorf("reading %s %s/%s, which %s names, in cluster %s: %w", r.Kind, ns, r.Name, what, cluster, err)
 		case !c.isOurs(live):
-			err := fmt.Errorf("%s names %s %s (%s), which in cluster %s is not the federation's: it is not written there", what, r.Kind, r.Name, r.Field, cluster)
+			err := fmt.Errorf("%w: %s names %s %s (%s), which in cluster %s is not the federation's", errReferenceNotOurs, what, r.Kind, r.Name, r.Field, cluster)
 			c.notWritten(cluster, fed, ReasonReferenceNotOurs, err)
 			return err
 		}
 	}
+	return c.claimsOurs(ctx, cluster, fed, desired)
+}
+
+// federationHas reports whether the federation holds what r names, not
+// being deleted.
+func (c *Controller) federationHas(ctx context.Context, r federatedtypes.Reference, ns string) (bool, error) {
+	obj, err := c.fedClient.Resource(r.Resource).Namespace(ns).Get(ctx, r.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil && obj.GetDeletionTimestamp() == nil, err
+}
+
+// claimsOurs refuses a StatefulSet copy whose claim templates name claims
+// (TEMPLATE-STATEFULSET-ORDINAL) that the member holds and did not make
+// from the federation's templates: its pods would mount another team's
+// volumes. Claims made from our templates carry ClaimLabel; a copy sent
+// without it (adopted, or older than the label) is not checked.
+func (c *Controller) claimsOurs(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured) error {
+	prefixes := federatedtypes.StatefulSetClaimPrefixes(desired)
+	if len(prefixes) == 0 || !c.typ.Pods.HasFixed(desired) {
+		return nil
+	}
+	client, err := c.members.Client(cluster)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
+	defer cancel()
+	// One list of the namespace's claims not made from our templates.
+	others, err := client.Resource(federatedtypes.ByName("persistentvolumeclaims").Resource).Namespace(desired.GetNamespace()).List(ctx, metav1.ListOptions{
+		LabelSelector: federatedtypes.ClaimLabel + "!=" + c.members.Federation()})
+	if err != nil {
+		return fmt.Errorf("listing the claims of namespace %s in cluster %s: %w", desired.GetNamespace(), cluster, err)
+	}
+	for _, claim := range others.Items {
+		if c.isOurs(&claim) || !isClaimOf(claim.GetName(), prefixes) {
+			continue
+		}
+		err := fmt.Errorf("%w: %s would use PersistentVolumeClaim %s (spec.volumeClaimTemplates), which in cluster %s was not made from the federation's template",
+			errReferenceNotOurs, c.what(key(desired.GetNamespace(), desired.GetName())), claim.GetName(), cluster)
+		c.notWritten(cluster, fed, ReasonReferenceNotOurs, err)
+		return err
+	}
 	return nil
+}
+
+var ordinal = regexp.MustCompile(`^[0-9]+$`)
+
+func isClaimOf(name string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if rest, ok := strings.CutPrefix(name, p); ok && ordinal.MatchString(rest) {
+			return true
+		}
+	}
+	return false
+}
+
+// referencesCached reports whether our member cache holds, as ours, every
+// object a copy names that must exist: else its copy in sync is looked at
+// again (referencesOurs, releaseIfNotOurs). Optional references are
+// checked at writes only.
+func (c *Controller) referencesCached(cluster string, desired *unstructured.Unstructured) bool {
+	refs, err := federatedtypes.References(desired)
+	if err != nil {
+		return false
+	}
+	for _, r := range refs {
+		if r.Optional {
+			continue
+		}
+		if cur, ok := c.members.Get(cluster, r.Resource, desired.GetNamespace(), r.Name); !ok || !c.isOurs(cur) {
+			return false
+		}
+	}
+	return true
+}
+
+// releaseIfNotOurs removes a copy the member holds when what it names is
+// no longer the federation's there (refErr from referencesOurs): it would
+// act through another's object (the member's ServiceAccount of the same
+// name made after ours went, say).
+func (c *Controller) releaseIfNotOurs(ctx context.Context, cluster string, t memberwrites.Task, refErr error) (*memberwrites.Event, error) {
+	if !errors.Is(refErr, errReferenceNotOurs) {
+		return nil, refErr
+	}
+	if _, exists := c.members.Get(cluster, c.typ.Resource, t.Fed.GetNamespace(), t.Fed.GetName()); !exists {
+		return nil, refErr
+	}
+	ev, err := c.deleteCopy(ctx, cluster, t.Fed, ": it "+strings.TrimPrefix(refErr.Error(), errReferenceNotOurs.Error()+": "))
+	if err != nil {
+		return nil, err
+	}
+	c.recorder.Eventf(t.Fed, corev1.EventTypeWarning, ReasonReferenceNotOurs, "%s removed from cluster %s: %v", c.what(key(t.Fed.GetNamespace(), t.Fed.GetName())), cluster, refErr)
+	return ev, refErr
 }

@@ -253,3 +253,47 @@ func TestWritesAMemberRefusesAreTriedAgainLessAndLessOften(t *testing.T) {
 	}
 	assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}, waits)
 }
+
+func TestACopyWhoseAccountLeftIsRemoved(t *testing.T) {
+	deploy := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "uses-runner", "namespace": "ns", "finalizers": []any{Finalizer}},
+		"spec": map[string]any{"replicas": int64(1), "template": map[string]any{"spec": map[string]any{
+			"serviceAccountName": "runner", "containers": []any{map[string]any{"name": "c", "image": "pause"}},
+		}}},
+	}}
+	members := newFakeMembers([]string{"c1"})
+	runner := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ServiceAccount"}}
+	runner.SetName("runner")
+	runner.SetNamespace("ns")
+	runner.SetLabels(map[string]string{federationv1beta1.FederationLabel: "fed", federationv1beta1.FederationUIDLabel: "fed-uid"})
+	members.put("c1", runner)
+	tc := newTestController(t, federatedtypes.ByName("deployments"), members, deploy)
+	require.NoError(t, tc.sync(t, "ns/uses-runner"))
+	require.Equal(t, []string{"create"}, writesTo(members, "c1"), "written while the account is ours")
+	tc.events()
+
+	// In sync, and the account stays ours: nothing more.
+	require.NoError(t, tc.sync(t, "ns/uses-runner"))
+	require.Equal(t, []string{"create"}, writesTo(members, "c1"))
+
+	// Our copy of the account goes while the federation has it (being
+	// written again): the copy waits for it, and stays.
+	members.mu.Lock()
+	delete(members.cache["c1"], "ns/runner")
+	members.mu.Unlock()
+	federated := runner.DeepCopy()
+	federated.SetLabels(nil)
+	require.NoError(t, tc.fedClient.Tracker().Add(federated))
+	require.ErrorContains(t, tc.sync(t, "ns/uses-runner"), "Deployment ns/uses-runner waits for its ServiceAccount runner")
+	require.Equal(t, []string{"create"}, writesTo(members, "c1"))
+
+	// Deleted at the federation too: the copy that runs as it goes, for a
+	// member's account of that name could come next.
+	require.NoError(t, tc.fedClient.Tracker().Delete(federatedtypes.ByName("serviceaccounts").Resource, "ns", "runner"))
+	// (Written as the member queue would try it again.)
+	_, err := tc.writeMember(context.Background(), "c1", compareTask(t, tc, "ns/uses-runner", "c1"))
+	require.ErrorContains(t, err, "Deployment ns/uses-runner names ServiceAccount runner (spec.template.spec.serviceAccountName), which neither the federation nor cluster c1 holds")
+	assert.Equal(t, []string{"create", "delete"}, writesTo(members, "c1"))
+	assert.Contains(t, strings.Join(tc.events(), "\n"), "Warning "+ReasonReferenceNotOurs+" Deployment ns/uses-runner removed from cluster c1")
+}

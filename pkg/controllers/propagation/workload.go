@@ -148,14 +148,12 @@ func (c *Controller) divide(ctx context.Context, fed *unstructured.Unstructured,
 		hpa := replicaplan.HPAClusters(fed.GetAnnotations())
 		return fed, placed, func(cluster string) (*unstructured.Unstructured, string, error) {
 			var own *int64
-			podLabel := true
 			if m, ok := c.members.Get(cluster, c.typ.Resource, fed.GetNamespace(), fed.GetName()); ok {
 				if n, found, _ := unstructured.NestedInt64(m.Object, "spec", "replicas"); found && hpa[cluster] {
 					own = &n
 				}
-				podLabel = !c.typ.Replicas.FixedTemplate || podLabelled(m)
 			}
-			return DesiredFor(desired, plan, cluster, own, podLabel)
+			return DesiredFor(desired, plan, cluster, own)
 		}, planned, nil
 	case c.typ.DividesHPA:
 		fed, placed, plan, err := c.planHPA(ctx, fed, placed)
@@ -163,7 +161,7 @@ func (c *Controller) divide(ctx context.Context, fed *unstructured.Unstructured,
 			return fed, placed, same, nil, err
 		}
 		return fed, placed, func(cluster string) (*unstructured.Unstructured, string, error) {
-			return DesiredFor(desired, plan, cluster, nil, true)
+			return DesiredFor(desired, plan, cluster, nil)
 		}, nil, nil
 	}
 	return fed, placed, same, nil, nil

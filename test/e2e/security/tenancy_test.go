@@ -3,9 +3,11 @@ package security_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -14,10 +16,16 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/repairbudget"
@@ -41,6 +49,10 @@ func init() {
 	attacks["tenancy: service accounts must be the federation's own"] = tenancyServiceAccounts
 	attacks["tenancy: a ResourceQuota holds at the federation"] = tenancyQuota
 	attacks["tenancy: overrides cannot change what is checked, nor grow without bound"] = tenancyOverrides
+	attacks["tenancy: pods use only the federation's Secrets, ConfigMaps and claims"] = tenancyPodReferences
+	attacks["tenancy: claims never take another team's volume"] = tenancyClaims
+	attacks["tenancy: a copy goes when what it names stops being the federation's"] = tenancyReferenceGoes
+	attacks["tenancy: selectors reach only the federation's pods"] = tenancySelectors
 }
 
 // loopWindow is how long the write-loop attack is watched.
@@ -549,4 +561,311 @@ func tenancyOverrides(f *fixture) {
 	out, err := f.applyAs(tenant, workloadManifest(ns, "sec-ov-boom", "  annotations:\n"+overrides("["+strings.Join(rules, ",")+"]"), ""))
 	f.refused(out, err, "over the limit")
 	f.t.Logf("20 doubling rules refused in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// referenceNotOurs is the reason of the event on a federated object whose
+// copy names a member object that is not the federation's there.
+const referenceNotOurs = "ReferenceNotOwnedInCluster"
+
+// federationName is the federation's name (kubefed init fed), the value of
+// federationv1beta1.FederationLabel on its copies.
+const federationName = "fed"
+
+// memberResources are the member resources of the kinds the reference and
+// selector attacks read and write there.
+var memberResources = map[string]schema.GroupVersionResource{
+	"ConfigMap":             {Version: "v1", Resource: "configmaps"},
+	"Secret":                {Version: "v1", Resource: "secrets"},
+	"PersistentVolumeClaim": {Version: "v1", Resource: "persistentvolumeclaims"},
+	"ServiceAccount":        {Version: "v1", Resource: "serviceaccounts"},
+	"Service":               {Version: "v1", Resource: "services"},
+	"Pod":                   {Version: "v1", Resource: "pods"},
+	"Deployment":            {Group: "apps", Version: "v1", Resource: "deployments"},
+	"ReplicaSet":            {Group: "apps", Version: "v1", Resource: "replicasets"},
+	"DaemonSet":             {Group: "apps", Version: "v1", Resource: "daemonsets"},
+	"StatefulSet":           {Group: "apps", Version: "v1", Resource: "statefulsets"},
+	"NetworkPolicy":         {Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"},
+	"PodDisruptionBudget":   {Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"},
+}
+
+// object parses a manifest (YAML or JSON).
+func (f *fixture) object(manifest string) *unstructured.Unstructured {
+	f.t.Helper()
+	obj := &unstructured.Unstructured{}
+	require.NoError(f.t, yaml.Unmarshal([]byte(manifest), &obj.Object), manifest)
+	return obj
+}
+
+// inMember is the member admin's client of the objects of kind in ns, not
+// rate limited (it polls).
+func (f *fixture) inMember(kind, ns string) dynamic.ResourceInterface {
+	f.t.Helper()
+	gvr, ok := memberResources[kind]
+	require.True(f.t, ok, "no member resource for kind %s", kind)
+	client, err := f.env.Clients(func(c *rest.Config) { c.QPS = -1 }).Dynamic(member)
+	require.NoError(f.t, err)
+	return client.Resource(gvr).Namespace(ns)
+}
+
+// memberOwns creates manifest's object in the member as its admin (the
+// member's own, outside the federation), removed when the test ends.
+func (f *fixture) memberOwns(manifest string) {
+	f.t.Helper()
+	obj := f.object(manifest)
+	objects := f.inMember(obj.GetKind(), obj.GetNamespace())
+	_, err := objects.Create(context.Background(), obj, metav1.CreateOptions{})
+	require.NoError(f.t, err)
+	f.t.Cleanup(func() { _ = objects.Delete(context.Background(), obj.GetName(), metav1.DeleteOptions{}) })
+}
+
+// tenantApplies applies manifest as the tenant at the federation; its
+// object is deleted when the test ends.
+func (f *fixture) tenantApplies(manifest string) {
+	f.t.Helper()
+	obj := f.object(manifest)
+	f.deleteWhenDone(strings.ToLower(obj.GetKind()), obj.GetNamespace(), obj.GetName())
+	out, err := f.applyAs(tenant, manifest)
+	require.NoError(f.t, err, out)
+}
+
+// waitMember waits until the member holds kind ns/name and check (unless
+// nil) passes on it.
+func (f *fixture) waitMember(kind, ns, name string, check func(*unstructured.Unstructured) error) {
+	f.t.Helper()
+	objects := f.inMember(kind, ns)
+	require.NoError(f.t, poll.Until(context.Background(), converge, fmt.Sprintf("%s %s/%s in %s", kind, ns, name, member), func(ctx context.Context) error {
+		obj, err := objects.Get(ctx, name, metav1.GetOptions{})
+		if err != nil || check == nil {
+			return err
+		}
+		return check(obj)
+	}))
+}
+
+// waitMemberGone waits until the member holds no kind ns/name.
+func (f *fixture) waitMemberGone(kind, ns, name string) {
+	f.t.Helper()
+	objects := f.inMember(kind, ns)
+	require.NoError(f.t, poll.Until(context.Background(), converge, fmt.Sprintf("%s %s/%s gone from %s", kind, ns, name, member), func(ctx context.Context) error {
+		_, err := objects.Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return err
+		}
+		return errors.New("still there")
+	}))
+}
+
+// notCopied waits for the referenceNotOurs event on the federated kind
+// ns/name saying want, and asserts that the member holds no copy of it.
+func (f *fixture) notCopied(kind, ns, name, want string) {
+	f.t.Helper()
+	f.waitEvent(ns, kind, name, referenceNotOurs, want)
+	_, err := f.inMember(kind, ns).Get(context.Background(), name, metav1.GetOptions{})
+	assert.True(f.t, apierrors.IsNotFound(err), "no %s %s/%s in the member: %v", kind, ns, name, err)
+}
+
+// part runs check as a subtest of its own, so that each part of an attack
+// reports apart.
+func (f *fixture) part(name string, check func(*fixture)) {
+	f.t.Run(name, func(t *testing.T) { check(f.in(t)) })
+}
+
+// deploymentManifest is the manifest of deployment(ns, name, edit).
+func deploymentManifest(f *fixture, ns, name string, edit func(*corev1.PodSpec)) string {
+	d := deployment(ns, name, edit)
+	d.TypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}
+	return manifestJSON(f, d)
+}
+
+// podWorkload is an apps/v1 workload of kind of pause pods labelled
+// app=app, with extra spec lines (indented two spaces).
+func podWorkload(kind, ns, name, app, spec string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: %s
+metadata: {name: %s, namespace: %s}
+spec:
+%s  selector: {matchLabels: {app: %s}}
+  template:
+    metadata: {labels: {app: %[5]s}}
+    spec:
+      containers: [{name: c, image: registry.k8s.io/pause:3.10}]
+`, kind, name, ns, spec, app)
+}
+
+// claim is a PersistentVolumeClaim manifest of 1Gi with extra spec lines
+// (indented two spaces).
+func claim(ns, name, spec string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: %s, namespace: %s}\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n%s", name, ns, spec)
+}
+
+// tenancyPodReferences: a namespace the federation created in a member may
+// hold the member's own Secrets, ConfigMaps and claims; the member resolves
+// the names a pod template gives with its own rights, so a tenant's pods
+// would mount, read or pull with another team's.
+func tenancyPodReferences(f *fixture) {
+	ns := tenantNamespace
+	f.memberOwns(fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: db-root, namespace: %s}\nstringData: {password: member}\n", ns))
+	f.memberOwns(configMap(ns, "other-config", "owner: member"))
+	f.memberOwns(claim(ns, "other-data", ""))
+	secretVolume := func(name string) func(*corev1.PodSpec) {
+		return func(s *corev1.PodSpec) {
+			s.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name}}}}
+		}
+	}
+	uses := []struct {
+		name, names string
+		edit        func(*corev1.PodSpec)
+	}{
+		{"sec-mounts-db-root", "Secret db-root", secretVolume("db-root")},
+		{"sec-env-other-config", "ConfigMap other-config", func(s *corev1.PodSpec) {
+			s.Containers[0].EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "other-config"}}}}
+		}},
+		{"sec-pulls-db-root", "Secret db-root", func(s *corev1.PodSpec) {
+			s.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "db-root"}}
+		}},
+		{"sec-mounts-other-data", "PersistentVolumeClaim other-data", func(s *corev1.PodSpec) {
+			s.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "other-data"}}}}
+		}},
+	}
+	for _, u := range uses {
+		f.tenantApplies(deploymentManifest(f, ns, u.name, u.edit))
+	}
+	for _, u := range uses {
+		f.part(u.name, func(f *fixture) { f.notCopied("Deployment", ns, u.name, "names "+u.names) })
+	}
+
+	// The federation's own Secret: the Deployment mounting it goes.
+	out, err := f.as(tenant, "create", "secret", "generic", "mine", "--from-literal=k=v", "-n", ns)
+	require.NoError(f.t, err, out)
+	f.deleteWhenDone("secret", ns, "mine")
+	f.tenantApplies(deploymentManifest(f, ns, "sec-mounts-mine", secretVolume("mine")))
+	f.waitMember("Deployment", ns, "sec-mounts-mine", nil)
+}
+
+// tenancyClaims: a claim naming a PersistentVolume, or made from a
+// snapshot or another claim, would take the member's volume of that name;
+// and a StatefulSet's pods would bind the claims of its templates' names
+// that the member already holds.
+func tenancyClaims(f *fixture) {
+	ns := tenantNamespace
+	for _, tt := range []struct{ name, spec, field string }{
+		{"sec-names-pv", "  volumeName: some-pv\n", "spec.volumeName"},
+		{"sec-from-snapshot", "  dataSource: {apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: nightly}\n", "spec.dataSource"},
+	} {
+		f.part(tt.name, func(f *fixture) {
+			f.deleteWhenDone("persistentvolumeclaim", ns, tt.name)
+			out, err := f.applyAs(tenant, claim(ns, tt.name, tt.spec))
+			f.refused(out, err, tt.field)
+		})
+	}
+	f.part("sec-from-other-volume", func(f *fixture) {
+		f.memberOwns(claim(ns, "other-volume", ""))
+		f.tenantApplies(claim(ns, "sec-from-other-volume", "  dataSource: {kind: PersistentVolumeClaim, name: other-volume}\n"))
+		f.notCopied("PersistentVolumeClaim", ns, "sec-from-other-volume", "names PersistentVolumeClaim other-volume")
+	})
+	f.part("db", func(f *fixture) {
+		f.memberOwns(claim(ns, "data-db-0", ""))
+		f.tenantApplies(podWorkload("StatefulSet", ns, "db", "db", "  serviceName: db\n"+
+			"  volumeClaimTemplates: [{metadata: {name: data}, spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}]\n"))
+		f.notCopied("StatefulSet", ns, "db", "PersistentVolumeClaim data-db-0")
+	})
+}
+
+// tenancyReferenceGoes: once the federation's copy of what a copy names
+// leaves a member, the name there is free for the member's own object, and
+// the copy would act through it: the copy goes, and is not written again
+// while the name is another's.
+func tenancyReferenceGoes(f *fixture) {
+	ns := tenantNamespace
+	out, err := f.as(tenant, "create", "serviceaccount", "runner", "-n", ns)
+	require.NoError(f.t, err, out)
+	f.deleteWhenDone("serviceaccount", ns, "runner")
+	f.tenantApplies(deploymentManifest(f, ns, "uses-runner", func(s *corev1.PodSpec) { s.ServiceAccountName = "runner" }))
+	f.waitMember("ServiceAccount", ns, "runner", nil)
+	f.waitMember("Deployment", ns, "uses-runner", nil)
+
+	out, err = f.as(tenant, "delete", "serviceaccount", "runner", "-n", ns)
+	require.NoError(f.t, err, out)
+	f.waitMemberGone("ServiceAccount", ns, "runner")
+	f.waitMemberGone("Deployment", ns, "uses-runner")
+	f.waitEvent(ns, "Deployment", "uses-runner", referenceNotOurs, "names ServiceAccount runner")
+
+	// The member's own account of the name, then any change of the
+	// Deployment: still not written.
+	f.memberOwns(fmt.Sprintf("apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: runner, namespace: %s}\n", ns))
+	out, err = f.as(tenant, "annotate", "deployment", "uses-runner", "touch=1", "--overwrite", "-n", ns)
+	require.NoError(f.t, err, out)
+	f.notCopied("Deployment", ns, "uses-runner", "names ServiceAccount runner (spec.template.spec.serviceAccountName), which in cluster "+member+" is not the federation's")
+}
+
+// tenancySelectors: a member copy's selector picks pods by labels, and the
+// member's own pods may carry the same: a Service would expose them, a
+// NetworkPolicy open them, a PDB pin them, a workload adopt them. Member
+// copies select only pods of the federation (FederationLabel); the
+// federated objects keep their selectors as written.
+func tenancySelectors(f *fixture) {
+	ctx := context.Background()
+	ns := tenantNamespace
+	// Before the copies, so that any of them could adopt it.
+	f.memberOwns(fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: sec-stray-web, namespace: %s, labels: {app: web}}\n"+
+		"spec:\n  containers: [{name: c, image: registry.k8s.io/pause:3.10}]\n", ns))
+	selector, template := []string{"spec", "selector", "matchLabels"}, []string{"spec", "template", "metadata", "labels"}
+	selecting := []struct {
+		kind, manifest string
+		// paths are the label maps that must ask for FederationLabel;
+		// the first is the selector.
+		paths [][]string
+	}{
+		{"Service", fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: %s}\nspec:\n  selector: {app: web}\n  ports: [{port: 80}]\n", ns),
+			[][]string{{"spec", "selector"}}},
+		{"NetworkPolicy", fmt.Sprintf("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: web, namespace: %s}\nspec:\n  podSelector: {matchLabels: {app: web}}\n  policyTypes: [Ingress]\n", ns),
+			[][]string{{"spec", "podSelector", "matchLabels"}}},
+		{"PodDisruptionBudget", fmt.Sprintf("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: %s}\nspec:\n  minAvailable: 1\n  selector: {matchLabels: {app: web}}\n", ns),
+			[][]string{selector}},
+		{"Deployment", podWorkload("Deployment", ns, "web", "web", ""), [][]string{selector, template}},
+		{"DaemonSet", podWorkload("DaemonSet", ns, "web", "web", ""), [][]string{selector, template}},
+		{"ReplicaSet", podWorkload("ReplicaSet", ns, "web", "web", "  replicas: 0\n"), [][]string{selector, template}},
+	}
+	for _, s := range selecting {
+		f.tenantApplies(s.manifest)
+	}
+	ours := k8slabels.SelectorFromSet(k8slabels.Set{"app": "web", federationv1beta1.FederationLabel: federationName})
+	assert.NoError(f.t, poll.Until(ctx, converge, "the member copies to select only the federation's pods", func(ctx context.Context) error {
+		var wrong []error
+		for _, s := range selecting {
+			obj, err := f.inMember(s.kind, ns).Get(ctx, "web", metav1.GetOptions{})
+			if err != nil {
+				wrong = append(wrong, err)
+				continue
+			}
+			for _, path := range s.paths {
+				if got, _, _ := unstructured.NestedStringMap(obj.Object, path...); !ours.Matches(k8slabels.Set(got)) {
+					wrong = append(wrong, fmt.Errorf("%s .%s is %v", s.kind, strings.Join(path, "."), got))
+				}
+			}
+		}
+		return errors.Join(wrong...)
+	}))
+	for _, s := range selecting {
+		out, err := f.as(tenant, "get", strings.ToLower(s.kind), "web", "-n", ns, "-o", "json")
+		require.NoError(f.t, err, out)
+		got, _, _ := unstructured.NestedStringMap(f.object(out).Object, s.paths[0]...)
+		assert.Equal(f.t, map[string]string{"app": "web"}, got, "the federated %s's selector, as written", s.kind)
+	}
+
+	// The member runs its controllers (kube-controller-manager, kwok
+	// nodes): once its ReplicaSet controller has synced the copy, the
+	// member's own pod would be adopted and, at 0 replicas, deleted.
+	f.waitMember("ReplicaSet", ns, "web", func(rs *unstructured.Unstructured) error {
+		if observed, _, _ := unstructured.NestedInt64(rs.Object, "status", "observedGeneration"); observed < rs.GetGeneration() {
+			return fmt.Errorf("observed generation %d of %d", observed, rs.GetGeneration())
+		}
+		return nil
+	})
+	pod, err := f.inMember("Pod", ns).Get(ctx, "sec-stray-web", metav1.GetOptions{})
+	require.NoError(f.t, err, "the member's own pod is still there")
+	assert.Empty(f.t, pod.GetOwnerReferences(), "the member's own pod is adopted by none of the federation's copies")
 }

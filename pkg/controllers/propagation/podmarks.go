@@ -1,0 +1,27 @@
+package propagation
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// keepUnmarked sends a cluster's copy without the pod marks that cannot
+// be added to an object once it exists (a workload's selector, a Job's
+// pod template: federatedtypes.PodMarks) when the member's copy was made
+// without them (adopted, or written before they were).
+func (c *Controller) keepUnmarked(cluster string, fed, desired *unstructured.Unstructured, hash string) (*unstructured.Unstructured, string, error) {
+	if !c.typ.Pods.HasFixed(desired) {
+		return desired, hash, nil
+	}
+	cur, ok := c.members.Get(cluster, c.typ.Resource, fed.GetNamespace(), fed.GetName())
+	if !ok || !c.typ.Pods.MissesFixed(cur, c.members.Federation()) {
+		return desired, hash, nil
+	}
+	return c.unmarked(desired)
+}
+
+// unmarked is desired without the fixed pod marks, hashed again.
+func (c *Controller) unmarked(desired *unstructured.Unstructured) (*unstructured.Unstructured, string, error) {
+	out := desired.DeepCopy()
+	c.typ.Pods.Unmark(out)
+	return DesiredFor(out, nil, "", nil)
+}
