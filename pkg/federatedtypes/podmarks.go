@@ -1,8 +1,8 @@
 package federatedtypes
 
 import (
-	"reflect"
-	"slices"
+	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -89,40 +89,52 @@ func (p *PodMarks) Unmark(obj *unstructured.Unstructured) {
 
 // HasFixed reports whether a copy carries any mark Unmark would take off.
 func (p *PodMarks) HasFixed(obj *unstructured.Unstructured) bool {
-	return p != nil && slices.ContainsFunc(fixedPart(p, obj), func(v any) bool { return v != nil })
+	return p != nil && len(p.fixedMarks(obj)) > 0
 }
 
-// MissesFixed reports whether a member's copy lacks a mark that cannot be
-// added to it (where Mark would add one): it is then sent without them.
-func (p *PodMarks) MissesFixed(member *unstructured.Unstructured, federation string) bool {
+// MissesFixed reports whether a member's copy lacks a fixed mark that
+// desired carries (one that cannot be added to it): desired is then sent
+// without them.
+func (p *PodMarks) MissesFixed(member, desired *unstructured.Unstructured) bool {
 	if p == nil {
 		return false
 	}
-	marked := member.DeepCopy()
-	p.Mark(marked, federation)
-	return !reflect.DeepEqual(fixedPart(p, marked), fixedPart(p, member))
-}
-
-// fixedPart is what of obj the fixed marks live in.
-func fixedPart(p *PodMarks, obj *unstructured.Unstructured) []any {
-	var out []any
-	if p.FixedTemplates {
-		for _, t := range p.Templates {
-			v, _, _ := unstructured.NestedFieldNoCopy(obj.Object, join(t, labelsPath, podLabel)...)
-			out = append(out, v)
+	has := p.fixedMarks(member)
+	for where, v := range p.fixedMarks(desired) {
+		if has[where] != v {
+			return true
 		}
 	}
-	if p.FixedSelectors {
-		for _, s := range p.Selectors {
-			v, _, _ := unstructured.NestedFieldNoCopy(obj.Object, join(s, matchLabel, podLabel)...)
-			out = append(out, v)
+	return false
+}
+
+// fixedMarks are the fixed marks obj carries, by where they are.
+func (p *PodMarks) fixedMarks(obj *unstructured.Unstructured) map[string]string {
+	out := map[string]string{}
+	add := func(where string, in map[string]any, path []string) {
+		if v, found, _ := unstructured.NestedString(in, path...); found {
+			out[where] = v
 		}
-		if p.Claims {
-			eachClaimTemplate(obj, func(claim map[string]any) {
-				v, _, _ := unstructured.NestedFieldNoCopy(claim, join(labelsPath, nil, ClaimLabel)...)
-				out = append(out, v)
-			})
+	}
+	if p.FixedTemplates {
+		for _, t := range p.Templates {
+			path := join(t, labelsPath, podLabel)
+			add(strings.Join(path, "/"), obj.Object, path)
 		}
+	}
+	if !p.FixedSelectors {
+		return out
+	}
+	for _, s := range p.Selectors {
+		path := join(s, matchLabel, podLabel)
+		add(strings.Join(path, "/"), obj.Object, path)
+	}
+	if p.Claims {
+		i := 0
+		eachClaimTemplate(obj, func(claim map[string]any) {
+			add(fmt.Sprintf("claim/%d", i), claim, join(labelsPath, nil, ClaimLabel))
+			i++
+		})
 	}
 	return out
 }

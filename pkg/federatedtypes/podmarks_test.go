@@ -38,11 +38,11 @@ func TestPodMarksNarrowWhatACopySelects(t *testing.T) {
 func TestFixedMarksComeOffWhereTheMemberHasNone(t *testing.T) {
 	sts := ByName("statefulsets").Pods
 	member := decode(t, "spec: {selector: {matchLabels: {app: db}}, template: {metadata: {labels: {app: db}}}, volumeClaimTemplates: [{metadata: {name: data}}]}")
-	require.True(t, sts.MissesFixed(member, "fed"), "an adopted StatefulSet's selector cannot take the mark")
 	sent := member.DeepCopy()
 	sts.Mark(sent, "fed")
+	require.True(t, sts.MissesFixed(member, sent), "an adopted StatefulSet's selector cannot take the mark")
 	assert.True(t, sts.HasFixed(sent))
-	assert.False(t, sts.MissesFixed(sent, "fed"))
+	assert.False(t, sts.MissesFixed(sent, sent))
 	sts.Unmark(sent)
 	assert.False(t, sts.HasFixed(sent))
 	labels, _, _ := unstructured.NestedStringMap(sent.Object, "spec", "template", "metadata", "labels")

@@ -248,8 +248,13 @@ func TestAJobAMemberHoldsWithoutThePodLabelIsSentWithout(t *testing.T) {
 	assert.NotEqual(t, h1, h2, "the hash covers what is sent")
 	assert.Equal(t, h2, bare.GetAnnotations()[federationv1beta1.AppliedHashAnnotation])
 	assert.True(t, podLabelled(labelled), "what was sent is not touched")
-	assert.True(t, jobs.Pods.MissesFixed(bare, "fed"), "a member's Job without the label keeps being sent without")
-	assert.False(t, jobs.Pods.MissesFixed(labelled, "fed"))
+	assert.True(t, jobs.Pods.MissesFixed(bare, labelled), "a member's Job without the label keeps being sent without")
+	assert.False(t, jobs.Pods.MissesFixed(labelled, labelled))
+	// The member's Job has a selector of its own making (no manualSelector):
+	// not one of ours to mark, so nothing is missing.
+	made := labelled.DeepCopy()
+	require.NoError(t, unstructured.SetNestedStringMap(made.Object, map[string]string{"batch.kubernetes.io/controller-uid": "u"}, "spec", "selector", "matchLabels"))
+	assert.False(t, jobs.Pods.MissesFixed(made, labelled), "a selector the member generated is not ours to mark")
 }
 
 // kubectl apply records the whole object, override rules included, in an

@@ -13,7 +13,7 @@ func (c *Controller) keepUnmarked(cluster string, fed, desired *unstructured.Uns
 		return desired, hash, nil
 	}
 	cur, ok := c.members.Get(cluster, c.typ.Resource, fed.GetNamespace(), fed.GetName())
-	if !ok || !c.typ.Pods.MissesFixed(cur, c.members.Federation()) {
+	if !ok || !c.typ.Pods.MissesFixed(cur, desired) {
 		return desired, hash, nil
 	}
 	return c.unmarked(desired)
