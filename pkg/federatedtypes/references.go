@@ -146,7 +146,9 @@ func ingressReferences(copy *unstructured.Unstructured) ([]Reference, error) {
 			return fmt.Errorf("%s: %s %q is not a kind the federation propagates, so the copy cannot name it",
 				p.Child("resource"), kindOf(b.Resource.APIGroup, b.Resource.Kind), b.Resource.Name)
 		case b.Service != nil:
-			refs.add(services, "Service", b.Service.Name, p.Child("service", "name"), false)
+			// Optional: as in a cluster, an Ingress may come before its
+			// Service (it answers 503 until then); another's is refused.
+			refs.add(services, "Service", b.Service.Name, p.Child("service", "name"), true)
 		}
 		return nil
 	}

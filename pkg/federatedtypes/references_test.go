@@ -124,7 +124,7 @@ func TestReferencesAreWhatACopyActsThrough(t *testing.T) {
 		// Ingresses.
 		{"an Ingress's Secrets and Services", "apiVersion: networking.k8s.io/v1\nkind: Ingress\nspec: {tls: [{hosts: [a]}, {secretName: cert}], defaultBackend: {service: {name: fallback, port: {number: 80}}}, " +
 			"rules: [{host: a}, {http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {name: http}}}}, {path: /b, pathType: Prefix, backend: {service: {name: fallback, port: {number: 80}}}}]}}]}",
-			[]string{"secrets/cert at spec.tls[1].secretName", "services/fallback at spec.defaultBackend.service.name", "services/web at spec.rules[1].http.paths[0].backend.service.name"}, ""},
+			[]string{"secrets/cert at spec.tls[1].secretName", "services/fallback at spec.defaultBackend.service.name (optional)", "services/web at spec.rules[1].http.paths[0].backend.service.name (optional)"}, ""},
 		{"an Ingress's default resource backend", "kind: Ingress\nspec: {defaultBackend: {resource: {apiGroup: k8s.example.com, kind: StorageBucket, name: b}}}",
 			nil, `spec.defaultBackend.resource: k8s.example.com/StorageBucket "b" is not a kind the federation propagates`},
 		{"an Ingress path's resource backend", "kind: Ingress\nspec: {rules: [{http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web}}}, {path: /s, pathType: Prefix, backend: {resource: {kind: Secret, name: s}}}]}}]}",
