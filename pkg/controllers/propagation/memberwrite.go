@@ -261,6 +261,19 @@ func (c *Controller) upgrade(ctx context.Context, cluster string, desired *unstr
 	}
 	moved, err := res.Patch(ctx, desired.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
 	c.countWrite(cluster, "patch", err)
+	if apierrors.IsConflict(err) {
+		// The member changed it meanwhile (its HPA scaling a workload we
+		// just wrote): once more, from what it holds now.
+		live, gerr := res.Get(ctx, desired.GetName(), metav1.GetOptions{})
+		if gerr != nil {
+			return "", gerr
+		}
+		if patch, err = csaupgrade.UpgradeManagedFieldsPatch(live, sets.New(FieldManager), FieldManager); err != nil || patch == nil {
+			return "", err
+		}
+		moved, err = res.Patch(ctx, desired.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
+		c.countWrite(cluster, "patch", err)
+	}
 	if err != nil {
 		return "", err
 	}
