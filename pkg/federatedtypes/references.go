@@ -86,7 +86,7 @@ func References(copy *unstructured.Unstructured) ([]Reference, error) {
 				return nil, err
 			}
 		}
-		return refs.out, nil
+		return refs.out, refs.err
 	}
 	switch kind {
 	case "PersistentVolumeClaim":
@@ -98,9 +98,24 @@ func References(copy *unstructured.Unstructured) ([]Reference, error) {
 		if err := refs.claimSpec(&spec, field.NewPath("spec")); err != nil {
 			return nil, err
 		}
-		return refs.out, nil
+		return refs.out, refs.err
 	case "Ingress":
 		return ingressReferences(copy)
+	case "ServiceAccount":
+		// Its pods pull and mount with these. Optional: a member starts
+		// pods without absent ones, as it does a pod's own.
+		var sa corev1.ServiceAccount
+		if err := decodeAt(copy, &sa); err != nil {
+			return nil, err
+		}
+		var refs referenceList
+		for i, s := range sa.ImagePullSecrets {
+			refs.add(secrets, "Secret", s.Name, field.NewPath("imagePullSecrets").Index(i).Child("name"), true)
+		}
+		for i, s := range sa.Secrets {
+			refs.add(secrets, "Secret", s.Name, field.NewPath("secrets").Index(i).Child("name"), true)
+		}
+		return refs.out, refs.err
 	case "Secret":
 		if t, _, _ := unstructured.NestedString(copy.Object, "type"); t != string(corev1.SecretTypeServiceAccountToken) {
 			return nil, nil
@@ -111,7 +126,12 @@ func References(copy *unstructured.Unstructured) ([]Reference, error) {
 	case "HorizontalPodAutoscaler":
 		target, _, _ := unstructured.NestedString(copy.Object, "spec", "scaleTargetRef", "kind")
 		name, _, _ := unstructured.NestedString(copy.Object, "spec", "scaleTargetRef", "name")
+		apiVersion, _, _ := unstructured.NestedString(copy.Object, "spec", "scaleTargetRef", "apiVersion")
 		resource, ok := hpaTargets[target]
+		// The group too: a custom kind named Deployment is another's.
+		if gv, err := schema.ParseGroupVersion(apiVersion); ok && (err != nil || (gv.Group != resource.Group && gv.Group != "extensions")) {
+			return nil, fmt.Errorf("spec.scaleTargetRef.apiVersion: %q is not the group of the %s the federation divides (%s)", apiVersion, target, resource.Group)
+		}
 		if !ok {
 			return nil, fmt.Errorf("spec.scaleTargetRef: %s %q is not a kind the federation divides (Deployment, ReplicaSet, StatefulSet)", target, name)
 		}
@@ -166,7 +186,7 @@ func ingressReferences(copy *unstructured.Unstructured) ([]Reference, error) {
 			}
 		}
 	}
-	return refs.out, nil
+	return refs.out, refs.err
 }
 
 // claimSpec adds what a claim spec at p names: a claim it clones. It
@@ -237,10 +257,17 @@ func StatefulSetClaimPrefixes(copy *unstructured.Unstructured) []string {
 type referenceList struct {
 	out   []Reference
 	index map[schema.GroupResource]map[string]int
+	// err is set past MaxReferences.
+	err error
 }
 
+// MaxReferences is the most objects one copy may name: each may cost a
+// live read of the member per write, so a copy naming thousands would
+// cost the member that much per sync.
+const MaxReferences = 100
+
 func (refs *referenceList) add(resource schema.GroupVersionResource, kind, name string, p *field.Path, optional bool) {
-	if name == "" {
+	if name == "" || refs.err != nil {
 		return
 	}
 	if refs.index == nil {
@@ -253,6 +280,10 @@ func (refs *referenceList) add(resource schema.GroupVersionResource, kind, name 
 	}
 	if i, ok := byName[name]; ok {
 		refs.out[i].Optional = refs.out[i].Optional && optional
+		return
+	}
+	if len(refs.out) == MaxReferences {
+		refs.err = fmt.Errorf("%s: names more than %d Secrets, ConfigMaps, claims and accounts, the most one object may name", p, MaxReferences)
 		return
 	}
 	byName[name] = len(refs.out)

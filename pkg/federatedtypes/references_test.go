@@ -1,6 +1,7 @@
 package federatedtypes
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,7 +24,9 @@ func TestReferencesAreWhatACopyActsThrough(t *testing.T) {
 		{"no account", "kind: Job\nspec: {template: {spec: {}}}", nil, ""},
 		{"a token Secret's account", "kind: Secret\ntype: kubernetes.io/service-account-token\nmetadata: {annotations: {kubernetes.io/service-account.name: default}}", []string{"serviceaccounts/default at metadata.annotations[kubernetes.io/service-account.name]"}, ""},
 		{"an Opaque Secret", "kind: Secret\nmetadata: {annotations: {kubernetes.io/service-account.name: robot}}", nil, ""},
-		{"an HPA's target", "kind: HorizontalPodAutoscaler\nspec: {scaleTargetRef: {kind: Deployment, name: web}}", []string{"deployments/web at spec.scaleTargetRef"}, ""},
+		{"an HPA's target", "kind: HorizontalPodAutoscaler\nspec: {scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}}", []string{"deployments/web at spec.scaleTargetRef"}, ""},
+		{"an HPA of another group's Deployment", "kind: HorizontalPodAutoscaler\nspec: {scaleTargetRef: {apiVersion: other.example.com/v1, kind: Deployment, name: web}}", nil, `spec.scaleTargetRef.apiVersion: "other.example.com/v1" is not the group of the Deployment`},
+		{"a ServiceAccount's pull and mount Secrets", "kind: ServiceAccount\nimagePullSecrets: [{name: pull}]\nsecrets: [{name: token}]", []string{"secrets/pull at imagePullSecrets[0].name (optional)", "secrets/token at secrets[0].name (optional)"}, ""},
 		{"an HPA of a kind never divided", "kind: HorizontalPodAutoscaler\nspec: {scaleTargetRef: {kind: Widget, name: w}}", nil, `Widget "w" is not a kind the federation divides`},
 		{"a RoleBinding's Role", "kind: RoleBinding\nroleRef: {kind: Role, name: ops}", []string{"roles/ops at roleRef"}, ""},
 		{"a RoleBinding's ClusterRole", "kind: RoleBinding\nroleRef: {kind: ClusterRole, name: edit}", nil, ""},
@@ -180,4 +183,20 @@ func TestStatefulSetClaimPrefixes(t *testing.T) {
 			assert.Equal(t, tt.want, StatefulSetClaimPrefixes(obj))
 		})
 	}
+}
+
+func TestACopyNamesABoundedNumberOfObjects(t *testing.T) {
+	env := make([]any, 0, MaxReferences+1)
+	for i := 0; i <= MaxReferences; i++ {
+		env = append(env, map[string]any{"name": fmt.Sprintf("E%d", i), "valueFrom": map[string]any{
+			"secretKeyRef": map[string]any{"name": fmt.Sprintf("s%d", i), "key": "k", "optional": true}}})
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{"kind": "Deployment", "spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+		"containers": []any{map[string]any{"name": "c", "env": env}}}}}}}
+	_, err := References(obj)
+	require.ErrorContains(t, err, "spec.template.spec.containers[0].env[100].valueFrom.secretKeyRef.name: names more than 100")
+	obj.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["env"] = env[:MaxReferences]
+	refs, err := References(obj)
+	require.NoError(t, err)
+	assert.Len(t, refs, MaxReferences)
 }

@@ -77,8 +77,14 @@ func (c *Controller) withOverrides(fed *unstructured.Unstructured, placed map[st
 			return d, h, nil
 		}
 		done.applied[cluster] = applied
+		out := &unstructured.Unstructured{Object: obj}
+		if c.typ.Pods != nil {
+			// The marks again: a rule may not make a copy select (or
+			// claim) what is not the federation's.
+			c.typ.Pods.Mark(out, c.members.Federation())
+		}
 		// (Hashed again without the former hash.)
-		return DesiredFor(&unstructured.Unstructured{Object: obj}, nil, "", nil)
+		return DesiredFor(out, nil, "", nil)
 	}, done, nil
 }
 

@@ -170,3 +170,21 @@ func TestOverridesOfADividedDeployment(t *testing.T) {
 	assert.Equal(t, "False", propagated["status"])
 	assert.Contains(t, propagated["message"], "cluster c2: overrides[1].patches[0].path")
 }
+
+// A rule may not take the federation's mark off what a copy selects: the
+// member's own pods would be selected (exposed, adopted).
+func TestOverridesCannotUnmarkSelectors(t *testing.T) {
+	svc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": "web", "namespace": "ns", "finalizers": []any{Finalizer},
+			"annotations": map[string]any{federationv1beta1.OverridesAnnotation: `[{"clusters":["c1"],"patches":[{"op":"replace","path":"/spec/selector","value":{"app":"theirs"}}]}]`}},
+		"spec": map[string]any{"selector": map[string]any{"app": "web"}, "ports": []any{map[string]any{"port": int64(80)}}},
+	}}
+	members := newFakeMembers([]string{"c1"})
+	tc := newTestController(t, federatedtypes.ByName("services"), members, svc)
+	require.NoError(t, tc.sync(t, "ns/web"))
+	cp, ok := members.Get("c1", federatedtypes.ByName("services").Resource, "ns", "web")
+	require.True(t, ok)
+	selector, _, _ := unstructured.NestedStringMap(cp.Object, "spec", "selector")
+	assert.Equal(t, map[string]string{"app": "theirs", federationv1beta1.FederationLabel: "fed"}, selector)
+}

@@ -126,7 +126,7 @@ func isClaimOf(name string, prefixes []string) bool {
 // referencesCached reports whether our member cache holds, as ours, every
 // object a copy names that must exist: else its copy in sync is looked at
 // again (referencesOurs, releaseIfNotOurs). Optional references are
-// checked at writes only.
+// checked at writes only: absent ones would make every sync read them.
 func (c *Controller) referencesCached(cluster string, desired *unstructured.Unstructured) bool {
 	refs, err := federatedtypes.References(desired)
 	if err != nil {
