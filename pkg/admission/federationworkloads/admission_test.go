@@ -2,6 +2,7 @@ package federationworkloads
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,7 +43,12 @@ func newPlugin(t *testing.T, cidrs ...string) *Plugin {
 	return p
 }
 
+// validate admits obj, as an update of old unless old is nil (of any
+// type: the cases hold typed pointers).
 func validate(p *Plugin, resource schema.GroupVersionResource, subresource, ns string, obj, old runtime.Object) error {
+	if old != nil && reflect.ValueOf(old).IsNil() {
+		old = nil
+	}
 	op := admission.Create
 	if old != nil {
 		op = admission.Update
@@ -50,6 +56,29 @@ func validate(p *Plugin, resource schema.GroupVersionResource, subresource, ns s
 	attrs := admission.NewAttributesRecord(obj, old, schema.GroupVersionKind{Kind: "Thing"}, ns, "x", resource, subresource, op, nil, false,
 		&user.DefaultInfo{Name: "alice"})
 	return p.Validate(context.Background(), attrs, nil)
+}
+
+// verdict asserts that err admits (want empty) or is a 422 holding each
+// of want.
+func verdict(t *testing.T, err error, want ...string) {
+	t.Helper()
+	if len(want) == 0 {
+		assert.NoError(t, err)
+		return
+	}
+	require.Error(t, err)
+	assert.True(t, apierrors.IsInvalid(err), "want a 422, got %v", err)
+	for _, w := range want {
+		assert.Contains(t, err.Error(), w)
+	}
+}
+
+// wants is want, or nothing when it is empty (the object is admitted).
+func wants(want string) []string {
+	if want == "" {
+		return nil
+	}
+	return []string{want}
 }
 
 func TestValidateInitialization(t *testing.T) {
@@ -140,12 +169,10 @@ func TestPodSpecServiceAccount(t *testing.T) {
 			t.Run(w.resource.String()+"/"+c.name, func(t *testing.T) {
 				err := validate(p, w.resource, c.subresource, c.ns, w.make(c.sa, c.labels), c.old)
 				if c.want == "" {
-					assert.NoError(t, err)
+					verdict(t, err)
 					return
 				}
-				require.Error(t, err)
-				assert.True(t, apierrors.IsInvalid(err), "want a 422, got %v", err)
-				assert.Contains(t, err.Error(), w.path+": Invalid value: \""+c.sa+"\": "+c.want)
+				verdict(t, err, w.path+": Invalid value: \""+c.sa+"\": "+c.want)
 			})
 		}
 	}
@@ -179,18 +206,8 @@ func TestTokenSecrets(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var old runtime.Object
-			if c.old != nil {
-				old = c.old
-			}
-			err := validate(p, api.SchemeGroupVersion.WithResource("secrets"), "", "team-a", c.obj, old)
-			if c.want == "" {
-				assert.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.True(t, apierrors.IsInvalid(err), "want a 422, got %v", err)
-			assert.Contains(t, err.Error(), c.want)
+			err := validate(p, api.SchemeGroupVersion.WithResource("secrets"), "", "team-a", c.obj, c.old)
+			verdict(t, err, wants(c.want)...)
 		})
 	}
 }
@@ -224,20 +241,8 @@ func TestExternalIPs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var old runtime.Object
-			if c.old != nil {
-				old = c.old
-			}
-			err := validate(newPlugin(t, c.cidrs...), api.SchemeGroupVersion.WithResource("services"), "", "team-a", c.obj, old)
-			if len(c.want) == 0 {
-				assert.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.True(t, apierrors.IsInvalid(err), "want a 422, got %v", err)
-			for _, w := range c.want {
-				assert.Contains(t, err.Error(), w)
-			}
+			err := validate(newPlugin(t, c.cidrs...), api.SchemeGroupVersion.WithResource("services"), "", "team-a", c.obj, c.old)
+			verdict(t, err, c.want...)
 		})
 	}
 }
@@ -292,20 +297,8 @@ func TestClaims(t *testing.T) {
 	p := newPlugin(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var old runtime.Object
-			if c.old != nil {
-				old = c.old
-			}
-			err := validate(p, api.SchemeGroupVersion.WithResource("persistentvolumeclaims"), "", "team-a", c.obj, old)
-			if len(c.want) == 0 {
-				assert.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.True(t, apierrors.IsInvalid(err), "want a 422, got %v", err)
-			for _, w := range c.want {
-				assert.Contains(t, err.Error(), w)
-			}
+			err := validate(p, api.SchemeGroupVersion.WithResource("persistentvolumeclaims"), "", "team-a", c.obj, c.old)
+			verdict(t, err, c.want...)
 		})
 	}
 }
@@ -352,18 +345,8 @@ func TestIngressResourceBackends(t *testing.T) {
 	} {
 		for _, c := range cases {
 			t.Run(resource.String()+"/"+c.name, func(t *testing.T) {
-				var old runtime.Object
-				if c.old != nil {
-					old = c.old
-				}
-				err := validate(p, resource, "", "team-a", c.obj, old)
-				if c.want == "" {
-					assert.NoError(t, err)
-					return
-				}
-				require.Error(t, err)
-				assert.True(t, apierrors.IsInvalid(err), "want a 422, got %v", err)
-				assert.Contains(t, err.Error(), c.want)
+				err := validate(p, resource, "", "team-a", c.obj, c.old)
+				verdict(t, err, wants(c.want)...)
 			})
 		}
 	}
