@@ -22,9 +22,19 @@ import (
 // written before is removed.
 const ReasonReferenceNotOurs = "ReferenceNotOwnedInCluster"
 
-// errReferenceNotOurs: what a copy names is another's in the member, or
-// gone from the federation too.
-var errReferenceNotOurs = errors.New("names a member object that is not the federation's")
+// errReferenceNotOurs keeps a copy out of a member (and takes it out):
+// what it names is another's there, or gone from the federation too.
+type errReferenceNotOurs struct{ msg string }
+
+func (e *errReferenceNotOurs) Error() string { return e.msg }
+
+// referenceNotOurs tells (once per cause: notWritten) that fed's copy is
+// not written in cluster, and why, and returns that as errReferenceNotOurs.
+func (c *Controller) referenceNotOurs(cluster string, fed *unstructured.Unstructured, format string, args ...any) error {
+	err := &errReferenceNotOurs{msg: fmt.Sprintf(format, args...)}
+	c.notWritten(cluster, fed, ReasonReferenceNotOurs, err)
+	return err
+}
 
 // referencesOurs returns nil when every member object a copy names
 // (federatedtypes.References) is the federation's own copy in cluster, and
@@ -54,15 +64,11 @@ func (c *Controller) referencesOurs(ctx context.Context, cluster string, fed, de
 			if federated, ferr := c.federationHas(ctx, r, ns); ferr != nil || federated {
 				return fmt.Errorf("%s waits for its %s %s (%s) in cluster %s", what, r.Kind, r.Name, r.Field, cluster)
 			}
-			err := fmt.Errorf("%w: %s names %s %s (%s), which neither the federation nor cluster %s holds", errReferenceNotOurs, what, r.Kind, r.Name, r.Field, cluster)
-			c.notWritten(cluster, fed, ReasonReferenceNotOurs, err)
-			return err
+			return c.referenceNotOurs(cluster, fed, "%s names %s %s (%s), which neither the federation nor cluster %s holds", what, r.Kind, r.Name, r.Field, cluster)
 		case err != nil:
 			return fmt.Errorf("reading %s %s/%s, which %s names, in cluster %s: %w", r.Kind, ns, r.Name, what, cluster, err)
 		case !c.isOurs(live):
-			err := fmt.Errorf("%w: %s names %s %s (%s), which in cluster %s is not the federation's", errReferenceNotOurs, what, r.Kind, r.Name, r.Field, cluster)
-			c.notWritten(cluster, fed, ReasonReferenceNotOurs, err)
-			return err
+			return c.referenceNotOurs(cluster, fed, "%s names %s %s (%s), which in cluster %s is not the federation's", what, r.Kind, r.Name, r.Field, cluster)
 		}
 	}
 	return c.claimsOurs(ctx, cluster, fed, desired)
@@ -104,10 +110,8 @@ func (c *Controller) claimsOurs(ctx context.Context, cluster string, fed, desire
 		if c.isOurs(&claim) || !isClaimOf(claim.GetName(), prefixes) {
 			continue
 		}
-		err := fmt.Errorf("%w: %s would use PersistentVolumeClaim %s (spec.volumeClaimTemplates), which in cluster %s was not made from the federation's template",
-			errReferenceNotOurs, c.what(key(desired.GetNamespace(), desired.GetName())), claim.GetName(), cluster)
-		c.notWritten(cluster, fed, ReasonReferenceNotOurs, err)
-		return err
+		return c.referenceNotOurs(cluster, fed, "%s would use PersistentVolumeClaim %s (spec.volumeClaimTemplates), which in cluster %s was not made from the federation's template",
+			c.what(key(desired.GetNamespace(), desired.GetName())), claim.GetName(), cluster)
 	}
 	return nil
 }
@@ -148,13 +152,14 @@ func (c *Controller) referencesCached(cluster string, desired *unstructured.Unst
 // act through another's object (the member's ServiceAccount of the same
 // name made after ours went, say).
 func (c *Controller) releaseIfNotOurs(ctx context.Context, cluster string, t memberwrites.Task, refErr error) (*memberwrites.Event, error) {
-	if !errors.Is(refErr, errReferenceNotOurs) {
+	var notOurs *errReferenceNotOurs
+	if !errors.As(refErr, &notOurs) {
 		return nil, refErr
 	}
 	if _, exists := c.members.Get(cluster, c.typ.Resource, t.Fed.GetNamespace(), t.Fed.GetName()); !exists {
 		return nil, refErr
 	}
-	ev, err := c.deleteCopy(ctx, cluster, t.Fed, ": it "+strings.TrimPrefix(refErr.Error(), errReferenceNotOurs.Error()+": "))
+	ev, err := c.deleteCopy(ctx, cluster, t.Fed, ": "+notOurs.msg)
 	if err != nil {
 		return nil, err
 	}
