@@ -90,6 +90,7 @@ func NewOptions() *Options {
 			NeverPropagatedNamespaces: append([]string(nil), federatedtypes.DefaultNeverPropagatedNamespaces...),
 			DefaultConflictResolution: federationv1beta1.ConflictResolutionAbort,
 			LocalSecretTypes:          append([]string(nil), federatedtypes.DefaultLocalSecretTypes...),
+			UnheldReferenceRecheck:    time.Minute,
 		},
 	}
 }
@@ -115,6 +116,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.Propagation.NeverPropagatedNamespaces, "never-propagated-namespaces", o.Propagation.NeverPropagatedNamespaces, "namespaces whose objects, and the federated Namespaces of those names, are never propagated to member clusters, with a NotPropagated event; federation-system, the federation's own, is always one of them (silently)")
 	fs.StringVar(&o.Propagation.DefaultConflictResolution, "default-conflict-resolution", o.Propagation.DefaultConflictResolution, "what to do with a member object of a federated object's name that this federation did not create, unless the federated object's "+federationv1beta1.ConflictResolutionAnnotation+" annotation says: abort (leave it, report the conflict) or adopt (take it over, as Federation v1 did)")
 	fs.StringSliceVar(&o.Propagation.LocalSecretTypes, "local-secret-types", o.Propagation.LocalSecretTypes, "types of the Secrets that stay at the federation and are never propagated, as those labelled "+federationv1beta1.LocalLabel+"=true (the default keeps Helm v3's release records out of the members); empty for none")
+	fs.DurationVar(&o.Propagation.UnheldReferenceRecheck, "optional-reference-recheck", o.Propagation.UnheldReferenceRecheck, "how often the objects that member copies name optionally (optional: true, an Ingress's backend Services, an ExternalName's Service), and that are not the federation's copies there, are read again: a copy naming one the member made meanwhile is removed from it (at most 200 reads per type a round); 0 never")
 	fs.StringVar(&o.FederationName, "federation-name", o.FederationName, "name of the federation, as in its DNS names (SERVICE.NAMESPACE.FEDERATION.svc.ZONE) and in the "+membercluster.FederationLabel+" label on member copies")
 	fs.StringVar(&o.DNS.Provider, "dns-provider", o.DNS.Provider, "DNS provider of the service DNS records: coredns")
 	fs.StringVar(&o.DNS.ProviderConfig, "dns-provider-config", o.DNS.ProviderConfig, "coredns-provider.conf (v1 format: etcd-endpoints, zones, coredns-endpoints); without it the service-dns controller does not run")
@@ -165,8 +167,8 @@ func (o *Options) Validate() error {
 			errs = append(errs, errors.New("--local-secret-types: a Secret type must not be empty"))
 		}
 	}
-	if o.Propagation.Workers < 1 || o.Propagation.MemberTimeout <= 0 || o.Propagation.DeletionWait < 0 {
-		errs = append(errs, errors.New("--concurrent-object-syncs must be at least 1, --member-timeout positive, --deletion-wait not negative"))
+	if o.Propagation.Workers < 1 || o.Propagation.MemberTimeout <= 0 || o.Propagation.DeletionWait < 0 || o.Propagation.UnheldReferenceRecheck < 0 {
+		errs = append(errs, errors.New("--concurrent-object-syncs must be at least 1, --member-timeout positive, --deletion-wait and --optional-reference-recheck not negative"))
 	}
 	if r := o.Propagation.DefaultConflictResolution; r != federationv1beta1.ConflictResolutionAbort && r != federationv1beta1.ConflictResolutionAdopt {
 		errs = append(errs, fmt.Errorf("--default-conflict-resolution %q: must be %s or %s", r, federationv1beta1.ConflictResolutionAbort, federationv1beta1.ConflictResolutionAdopt))

@@ -47,6 +47,20 @@ func (refs *referenceList) podSpec(copy *unstructured.Unstructured, path []strin
 	for i, s := range spec.ImagePullSecrets {
 		refs.add(secrets, "Secret", s.Name, p.Child("imagePullSecrets").Index(i).Child("name"), false)
 	}
+	// Devices claimed by whoever made the claim, and a PodGroup's
+	// scheduling: kinds the federation does not propagate.
+	for i, c := range spec.ResourceClaims {
+		cp := p.Child("resourceClaims").Index(i)
+		if c.ResourceClaimName != nil {
+			return notPropagated(cp.Child("resourceClaimName"), "resource.k8s.io/ResourceClaim", *c.ResourceClaimName)
+		}
+		if c.ResourceClaimTemplateName != nil {
+			return notPropagated(cp.Child("resourceClaimTemplateName"), "resource.k8s.io/ResourceClaimTemplate", *c.ResourceClaimTemplateName)
+		}
+	}
+	if g := spec.SchedulingGroup; g != nil && g.PodGroupName != nil {
+		return notPropagated(p.Child("schedulingGroup", "podGroupName"), "scheduling.k8s.io/PodGroup", *g.PodGroupName)
+	}
 	return nil
 }
 

@@ -20,6 +20,8 @@ func ReferencedResources(t *Type) []schema.GroupVersionResource {
 		return []schema.GroupVersionResource{claims}
 	case "Ingress":
 		return []schema.GroupVersionResource{secrets, services}
+	case "Service":
+		return []schema.GroupVersionResource{services}
 	}
 	return nil
 }

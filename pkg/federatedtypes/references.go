@@ -33,6 +33,11 @@ type Reference struct {
 	// but one that exists and is not the federation's is still refused,
 	// as the pods would use it.
 	Optional bool
+	// AtCreate is set when only the copy's creation uses the object (a
+	// claim's data source, cloned as the member provisions it): once the
+	// copy exists the object may go, and the copy must stay (deleting a
+	// claim may delete its volume).
+	AtCreate bool
 }
 
 // HPATarget returns the resource of a kind an HPA may scale: those the
@@ -98,9 +103,14 @@ func References(copy *unstructured.Unstructured) ([]Reference, error) {
 		if err := refs.claimSpec(&spec, field.NewPath("spec")); err != nil {
 			return nil, err
 		}
+		for i := range refs.out {
+			refs.out[i].AtCreate = true
+		}
 		return refs.out, refs.err
 	case "Ingress":
 		return ingressReferences(copy)
+	case "Service":
+		return externalNameReferences(copy)
 	case "ServiceAccount":
 		// Its pods pull and mount with these. Optional: a member starts
 		// pods without absent ones, as it does a pod's own.
@@ -163,8 +173,7 @@ func ingressReferences(copy *unstructured.Unstructured) ([]Reference, error) {
 		switch {
 		case b == nil:
 		case b.Resource != nil:
-			return fmt.Errorf("%s: %s %q is not a kind the federation propagates, so the copy cannot name it",
-				p.Child("resource"), kindOf(b.Resource.APIGroup, b.Resource.Kind), b.Resource.Name)
+			return notPropagated(p.Child("resource"), kindOf(b.Resource.APIGroup, b.Resource.Kind), b.Resource.Name)
 		case b.Service != nil:
 			// Optional: as in a cluster, an Ingress may come before its
 			// Service (it answers 503 until then); another's is refused.
@@ -189,14 +198,54 @@ func ingressReferences(copy *unstructured.Unstructured) ([]Reference, error) {
 	return refs.out, refs.err
 }
 
+// externalNameReferences: an ExternalName Service is a DNS alias, which
+// ingress controllers and meshes of the member follow to the Service it
+// names there, with their own rights. One of the member's cluster names
+// (SERVICE.NAMESPACE.svc[.DOMAIN], or HOST.SERVICE.NAMESPACE.svc...)
+// names a Service: of another namespace it is refused (the federation
+// checks only the copy's namespace), of its own it is a reference
+// (optional, as an Ingress's backend: it may come after). Other names
+// are outside the member.
+func externalNameReferences(copy *unstructured.Unstructured) ([]Reference, error) {
+	if t, _, _ := unstructured.NestedString(copy.Object, "spec", "type"); t != string(corev1.ServiceTypeExternalName) {
+		return nil, nil
+	}
+	name, _, _ := unstructured.NestedString(copy.Object, "spec", "externalName")
+	service, ns, ok := ClusterServiceName(name)
+	switch {
+	case !ok:
+		return nil, nil
+	case ns != copy.GetNamespace():
+		return nil, fmt.Errorf("spec.externalName: %q is the Service %q of namespace %q in the member's cluster domain: a copy may name only Services of its own namespace", name, service, ns)
+	}
+	return []Reference{{Resource: services, Kind: "Service", Name: service, Field: "spec.externalName", Optional: true}}, nil
+}
+
+// ClusterServiceName reads a cluster DNS name of a Service
+// (SERVICE.NAMESPACE.svc, HOST.SERVICE.NAMESPACE.svc, with or without the
+// cluster's domain after it) as the Service and its namespace.
+func ClusterServiceName(dnsName string) (service, namespace string, ok bool) {
+	labels := strings.Split(strings.ToLower(strings.TrimSuffix(dnsName, ".")), ".")
+	for i := 2; i < len(labels); i++ {
+		if labels[i] == "svc" {
+			return labels[i-2], labels[i-1], true
+		}
+	}
+	return "", "", false
+}
+
 // claimSpec adds what a claim spec at p names: a claim it clones. It
-// refuses a bound volume (the federation propagates no PersistentVolume:
-// the copy could take another team's) and any other data source (nothing
-// of those kinds is the federation's in a member).
+// refuses a bound volume or a volume selector (the federation propagates
+// no PersistentVolume: the copy could take another team's) and any other
+// data source (nothing of those kinds is the federation's in a member).
 func (refs *referenceList) claimSpec(spec *corev1.PersistentVolumeClaimSpec, p *field.Path) error {
 	if spec.VolumeName != "" {
 		return fmt.Errorf("%s: binds the member's PersistentVolume %q, which the federation never propagates (it could be another team's volume)",
 			p.Child("volumeName"), spec.VolumeName)
+	}
+	if spec.Selector != nil {
+		return fmt.Errorf("%s: picks the member's PersistentVolumes by label, which the federation never propagates (it could bind another team's volume)",
+			p.Child("selector"))
 	}
 	if s := spec.DataSource; s != nil {
 		if err := refs.dataSource(s.APIGroup, s.Kind, s.Name, nil, p.Child("dataSource")); err != nil {
@@ -213,7 +262,7 @@ func (refs *referenceList) claimSpec(spec *corev1.PersistentVolumeClaimSpec, p *
 
 func (refs *referenceList) dataSource(group *string, kind, name string, ns *string, p *field.Path) error {
 	if kind != "PersistentVolumeClaim" || (group != nil && *group != "") {
-		return fmt.Errorf("%s: %s %q is not a kind the federation propagates, so the copy cannot name it", p, kindOf(group, kind), name)
+		return notPropagated(p, kindOf(group, kind), name)
 	}
 	if ns != nil && *ns != "" {
 		// A Reference is in the copy's namespace only.
@@ -221,6 +270,13 @@ func (refs *referenceList) dataSource(group *string, kind, name string, ns *stri
 	}
 	refs.add(claims, "PersistentVolumeClaim", name, p, false)
 	return nil
+}
+
+// notPropagated refuses a copy naming, at p, an object of a kind the
+// federation does not propagate: in a member it would be that cluster's
+// own object of the name, whoever's.
+func notPropagated(p *field.Path, kind, name string) error {
+	return fmt.Errorf("%s: %s %q is not a kind the federation propagates, so the copy cannot name it", p, kind, name)
 }
 
 // kindOf writes a kind with its group, if any (snapshot.storage.k8s.io/VolumeSnapshot).

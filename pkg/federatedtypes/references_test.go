@@ -123,6 +123,28 @@ func TestReferencesAreWhatACopyActsThrough(t *testing.T) {
 			nil, `spec.dataSourceRef.namespace: the claim "golden" of namespace "team-b"`},
 		{"a claim bound to a volume", "kind: PersistentVolumeClaim\nspec: {volumeName: pv-7}",
 			nil, `spec.volumeName: binds the member's PersistentVolume "pv-7", which the federation never propagates`},
+		{"a claim picking volumes by label", "kind: PersistentVolumeClaim\nspec: {selector: {matchLabels: {team: b}}}",
+			nil, `spec.selector: picks the member's PersistentVolumes by label`},
+		{"a StatefulSet's claim template picking volumes", "kind: StatefulSet\nmetadata: {name: db}\nspec: {volumeClaimTemplates: [{metadata: {name: data}, spec: {selector: {matchExpressions: [{key: team, operator: Exists}]}}}]}",
+			nil, `spec.volumeClaimTemplates[0].spec.selector: picks the member's PersistentVolumes by label`},
+
+		// Devices and scheduling groups.
+		{"a pod's ResourceClaim", "kind: Deployment\nspec: {template: {spec: {resourceClaims: [{name: gpu, resourceClaimName: team-b-gpu}]}}}",
+			nil, `spec.template.spec.resourceClaims[0].resourceClaimName: resource.k8s.io/ResourceClaim "team-b-gpu" is not a kind the federation propagates`},
+		{"a pod's ResourceClaimTemplate", "kind: Pod\nspec: {resourceClaims: [{name: gpu, resourceClaimTemplateName: gpus}]}",
+			nil, `spec.resourceClaims[0].resourceClaimTemplateName: resource.k8s.io/ResourceClaimTemplate "gpus" is not a kind`},
+		{"a pod's PodGroup", "kind: Job\nspec: {template: {spec: {schedulingGroup: {podGroupName: batch}}}}",
+			nil, `spec.template.spec.schedulingGroup.podGroupName: scheduling.k8s.io/PodGroup "batch" is not a kind`},
+
+		// ExternalName Services.
+		{"an alias to a Service of its namespace", "kind: Service\nmetadata: {namespace: team-a}\nspec: {type: ExternalName, externalName: web.team-a.svc.cluster.local}",
+			[]string{"services/web at spec.externalName (optional)"}, ""},
+		{"to a headless Service's pod", "kind: Service\nmetadata: {namespace: team-a}\nspec: {type: ExternalName, externalName: DB-0.db.Team-A.svc.}",
+			[]string{"services/db at spec.externalName (optional)"}, ""},
+		{"an alias to another namespace's Service", "kind: Service\nmetadata: {namespace: team-a}\nspec: {type: ExternalName, externalName: payments.team-b.svc}",
+			nil, `spec.externalName: "payments.team-b.svc" is the Service "payments" of namespace "team-b"`},
+		{"an alias outside the cluster", "kind: Service\nmetadata: {namespace: team-a}\nspec: {type: ExternalName, externalName: db.example.com}", nil, ""},
+		{"a ClusterIP Service names nothing", "kind: Service\nmetadata: {namespace: team-a}\nspec: {externalName: payments.team-b.svc}", nil, ""},
 
 		// Ingresses.
 		{"an Ingress's Secrets and Services", "apiVersion: networking.k8s.io/v1\nkind: Ingress\nspec: {tls: [{hosts: [a]}, {secretName: cert}], defaultBackend: {service: {name: fallback, port: {number: 80}}}, " +

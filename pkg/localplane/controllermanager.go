@@ -46,6 +46,13 @@ func (p *Plane) ControllerManagerServingArgs() []string {
 	return controllerManagerServingArgs(p, p.ControllerManagerAddress)
 }
 
+// ControllerManagerArgs are the flags the plane runs its controller
+// manager with (kubeconfig, name, serving, DNS), for one restarted by
+// hand (tests) with more.
+func (p *Plane) ControllerManagerArgs() []string {
+	return controllerManagerArgs(p, p.ControllerManagerAddress)
+}
+
 // ensureControllerManagerServingCert issues the serving certificate unless
 // the plane has it (planes made before it existed get it at their next
 // start).

@@ -23,16 +23,17 @@ var protected = map[schema.GroupKind][][]string{
 	// Pod templates: the account their pods run as in each member;
 	// FederationWorkloads allows only accounts the federation propagates
 	// (serviceAccount is the deprecated alias, read when the name is empty).
-	{Group: "apps", Kind: "Deployment"}:  podTemplateAccount,
-	{Group: "apps", Kind: "ReplicaSet"}:  podTemplateAccount,
-	{Group: "apps", Kind: "DaemonSet"}:   podTemplateAccount,
-	{Group: "apps", Kind: "StatefulSet"}: podTemplateAccount,
-	{Group: "batch", Kind: "Job"}:        podTemplateAccount,
+	// And what they claim: ephemeral volumes' templates, devices and
+	// PodGroups (FederationWorkloads refuses those naming a member's).
+	{Group: "apps", Kind: "Deployment"}: podTemplate("spec", "template", "spec"),
+	{Group: "apps", Kind: "ReplicaSet"}: podTemplate("spec", "template", "spec"),
+	{Group: "apps", Kind: "DaemonSet"}:  podTemplate("spec", "template", "spec"),
+	// A StatefulSet's claim templates: the member makes claims of them.
+	{Group: "apps", Kind: "StatefulSet"}: append(podTemplate("spec", "template", "spec"),
+		claimSpec("spec", "volumeClaimTemplates", "*", "spec")...),
+	{Group: "batch", Kind: "Job"}: podTemplate("spec", "template", "spec"),
 	// A CronJob's pods run from its job template's pod template.
-	{Group: "batch", Kind: "CronJob"}: {
-		{"spec", "jobTemplate", "spec", "template", "spec", "serviceAccountName"},
-		{"spec", "jobTemplate", "spec", "template", "spec", "serviceAccount"},
-	},
+	{Group: "batch", Kind: "CronJob"}: podTemplate("spec", "jobTemplate", "spec", "template", "spec"),
 	// A Secret of type kubernetes.io/service-account-token makes each member
 	// mint a token of the account its annotation names, in the tenant's
 	// namespace; FederationWorkloads checks that account on the type and
@@ -46,7 +47,9 @@ var protected = map[schema.GroupKind][][]string{
 	// externalIPs are routed by every member's kube-proxy to the Service,
 	// whoever owns those addresses (CVE-2020-8554); FederationWorkloads
 	// allows only the federation's allowed CIDRs.
-	{Kind: "Service"}: {{"spec", "externalIPs"}},
+	// An ExternalName naming another namespace's Service, which ingress
+	// controllers follow, is refused too.
+	{Kind: "Service"}: {{"spec", "externalIPs"}, {"spec", "externalName"}},
 	// The target an HPA scales: in a member it could name another team's
 	// Deployment; the federation checks it names a federated copy.
 	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}: {{"spec", "scaleTargetRef"}},
@@ -60,7 +63,7 @@ var protected = map[schema.GroupKind][][]string{
 	// A claim's bound volume and data source: in a member they would name
 	// that cluster's PersistentVolume or snapshot, whoever's;
 	// FederationWorkloads allows only claims of the namespace as sources.
-	{Kind: "PersistentVolumeClaim"}: {{"spec", "volumeName"}, {"spec", "dataSource"}, {"spec", "dataSourceRef"}},
+	{Kind: "PersistentVolumeClaim"}: claimSpec("spec"),
 	// An Ingress's resource backends, which FederationWorkloads refuses:
 	// the member resolves them to its own objects. ("*" is each element of
 	// a list: hosts and service backends stay open to overrides.)
@@ -70,10 +73,28 @@ var protected = map[schema.GroupKind][][]string{
 	},
 }
 
-// podTemplateAccount are the account fields of a workload's pod template.
-var podTemplateAccount = [][]string{
-	{"spec", "template", "spec", "serviceAccountName"},
-	{"spec", "template", "spec", "serviceAccount"},
+// podTemplate are the protected fields of a pod spec at path: the
+// account its pods run as, what their ephemeral volumes bind or clone,
+// and the devices and PodGroup they claim.
+func podTemplate(path ...string) [][]string {
+	out := [][]string{
+		at(path, "serviceAccountName"),
+		at(path, "serviceAccount"),
+		at(path, "resourceClaims"),
+		at(path, "schedulingGroup"),
+	}
+	return append(out, claimSpec(at(path, "volumes", "*", "ephemeral", "volumeClaimTemplate", "spec")...)...)
+}
+
+// claimSpec are the protected fields of a claim spec at path: the volume
+// it binds (by name or labels) and what it is filled from.
+func claimSpec(path ...string) [][]string {
+	return [][]string{at(path, "volumeName"), at(path, "selector"), at(path, "dataSource"), at(path, "dataSourceRef")}
+}
+
+// at is path with more after it, in a slice of its own.
+func at(path []string, more ...string) []string {
+	return append(slices.Clip(path), more...)
 }
 
 // servedAs are the older groups a kind of protected is also served under,

@@ -54,6 +54,14 @@ func service() map[string]any {
 		"ports": []any{map[string]any{"port": int64(80)}}, "clusterIPs": []any{"10.96.0.10"}}})
 }
 
+// statefulSetWithClaims is a StatefulSet copy with one claim template.
+func statefulSetWithClaims() map[string]any {
+	obj := workload("apps/v1", "StatefulSet", []string{"spec", "template", "spec"})
+	obj["spec"].(map[string]any)["volumeClaimTemplates"] = []any{map[string]any{"metadata": map[string]any{"name": "data"},
+		"spec": map[string]any{"storageClassName": "fast"}}}
+	return obj
+}
+
 func hpa() map[string]any {
 	return withMeta(map[string]any{"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "spec": map[string]any{
 		"scaleTargetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
@@ -121,6 +129,14 @@ func workloadCases(apiVersion, kind string, prefix []string) []protectedCase {
 			{"op":"test","path":"` + spec + `/serviceAccountName","value":"builder"},
 			{"op":"replace","path":"` + spec + `/serviceAccountName","value":"admin"}]}]`},
 		{name: "a second rule", field: name, rules: `[{"labels":{"a":"b"}},{"clusters":["c1"],"patches":[{"op":"replace","path":"` + spec + `/serviceAccountName","value":"admin"}]}]`},
+		{name: "a ResourceClaim added", field: strings.Join(prefix, ".") + ".resourceClaims",
+			rules: `[{"patches":[{"op":"add","path":"` + spec + `/resourceClaims","value":[{"name":"gpu","resourceClaimName":"theirs"}]}]}]`},
+		{name: "a PodGroup", field: strings.Join(prefix, ".") + ".schedulingGroup",
+			rules: `[{"patches":[{"op":"add","path":"` + spec + `/schedulingGroup","value":{"podGroupName":"theirs"}}]}]`},
+		{name: "an ephemeral volume picking volumes", field: strings.Join(prefix, ".") + ".volumes[*].ephemeral.volumeClaimTemplate.spec.selector",
+			rules: `[{"patches":[{"op":"add","path":"` + spec + `/volumes","value":[{"name":"v","ephemeral":{"volumeClaimTemplate":{"spec":{"selector":{"matchLabels":{"team":"b"}}}}}}]}]}]`},
+		{name: "an ephemeral volume of a storage class: harmless",
+			rules: `[{"patches":[{"op":"add","path":"` + spec + `/volumes","value":[{"name":"v","ephemeral":{"volumeClaimTemplate":{"spec":{"storageClassName":"fast"}}}}]}]}]`},
 		{name: "image, env, args: harmless", rules: `[{"image":{"tag":"1.28"},"env":[{"name":"A","value":"1"}],"args":["--v=2"]}]`},
 		{name: "the image by patch: harmless", rules: `[{"patches":[{"op":"replace","path":"` + spec + `/containers/0/image","value":"nginx:1.28"}]}]`},
 		{name: "the template replaced, the account kept: harmless", rules: `[{"patches":[{"op":"replace","path":"` + template + `","value":` + sameTemplate + `}]}]`},
@@ -196,6 +212,12 @@ func protectedCases() []protectedCase {
 			rules: `[{"patches":[{"op":"add","path":"/spec/dataSourceRef","value":{"apiGroup":"hello.example.com","kind":"Hello","name":"h"}}]}]`},
 		{name: "PersistentVolumeClaim: the spec replaced", obj: claim, field: "spec.volumeName",
 			rules: `[{"patches":[{"op":"replace","path":"/spec","value":{"volumeName":"pv-1","dataSource":{"kind":"PersistentVolumeClaim","name":"golden"}}}]}]`},
+		{name: "PersistentVolumeClaim: volumes picked by label", obj: claim, field: "spec.selector",
+			rules: `[{"patches":[{"op":"add","path":"/spec/selector","value":{"matchLabels":{"team":"b"}}}]}]`},
+		{name: "StatefulSet: a claim template picking volumes", obj: statefulSetWithClaims, field: "spec.volumeClaimTemplates[*].spec.selector",
+			rules: `[{"patches":[{"op":"add","path":"/spec/volumeClaimTemplates/0/spec/selector","value":{"matchLabels":{"team":"b"}}}]}]`},
+		{name: "Service: an ExternalName", obj: service, field: "spec.externalName",
+			rules: `[{"patches":[{"op":"add","path":"/spec/externalName","value":"payments.team-b.svc"}]}]`},
 		{name: "PersistentVolumeClaim: the storage class: harmless", obj: claim, rules: `[{"patches":[{"op":"replace","path":"/spec/storageClassName","value":"slow"}]}]`},
 
 		{name: "Ingress: a default resource backend", obj: ingress, field: "spec.defaultBackend.resource",

@@ -243,14 +243,10 @@ func (u *User) RestartControllerManager(name string, flags ...string) string {
 	}
 	plane := u.Plane(name)
 	address := plane.ControllerManagerAddress
-	args := append([]string{
-		"--kubeconfig=" + filepath.Join(dir, localplane.ControllerManagerKubeconfig),
-		"--federation-name=" + name,
-	}, plane.ControllerManagerServingArgs()...)
 	p := &localprocess.Process{
 		Name: localplane.ControllerManager,
 		Path: filepath.Join(u.Bin, localplane.ControllerManager),
-		Args: append(args, flags...),
+		Args: append(plane.ControllerManagerArgs(), flags...),
 		Log:  filepath.Join(u.T.TempDir(), "controller-manager.log"),
 	}
 	require.NoError(u.T, p.Start(false))

@@ -16,14 +16,22 @@
 //     alias serviceAccount) names such an account: its pods would run as
 //     it. Empty and "default" are every member namespace's own default
 //     account, which any pod of the namespace runs as anyway;
-//   - a PersistentVolumeClaim with spec.volumeName, which in each member
-//     binds that cluster's PersistentVolume of that name, whoever's (the
+//   - a PersistentVolumeClaim (or a StatefulSet's claim template, or a pod
+//     spec's ephemeral volume template) with spec.volumeName or
+//     spec.selector, which in each member binds that cluster's
+//     PersistentVolume of that name or those labels, whoever's (the
 //     federation propagates none), or with a spec.dataSource or
 //     spec.dataSourceRef other than a claim of its namespace: each member
 //     would fill it from its own snapshot or populator object of that
 //     name, which the federation does not propagate either;
+//   - a pod spec naming a ResourceClaim, a ResourceClaimTemplate or a
+//     PodGroup, kinds the federation does not propagate: its pods would
+//     use the member's devices or scheduling group of that name;
 //   - an Ingress with a resource backend, an object of a kind the
-//     federation does not propagate, resolved in each member.
+//     federation does not propagate, resolved in each member;
+//   - an ExternalName Service naming a Service of another namespace in
+//     the members' cluster domain (NAME.NAMESPACE.svc...): ingress
+//     controllers and meshes follow it there with their own rights.
 //
 // Objects that are never propagated (local, or in a never-propagated
 // namespace) reach no member and are left alone. On an update only what
@@ -38,10 +46,12 @@ import (
 	"io"
 	"net"
 	"reflect"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/admission"
@@ -129,13 +139,16 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 	switch o := a.GetObject().(type) {
 	case *api.Service:
 		oldService, _ := old.(*api.Service)
-		errs = p.validateExternalIPs(o, oldService)
+		errs = append(p.validateExternalIPs(o, oldService), validateExternalName(o, oldService)...)
 	case *api.Secret:
 		oldSecret, _ := old.(*api.Secret)
 		errs, err = p.validateTokenSecret(ctx, a.GetNamespace(), o, oldSecret)
 	case *api.PersistentVolumeClaim:
-		oldClaim, _ := old.(*api.PersistentVolumeClaim)
-		errs = validateClaim(o, oldClaim)
+		var oldSpec *api.PersistentVolumeClaimSpec
+		if oldClaim, ok := old.(*api.PersistentVolumeClaim); ok {
+			oldSpec = &oldClaim.Spec
+		}
+		errs = validateClaimSpec(&o.Spec, oldSpec, field.NewPath("spec"))
 	case *networking.Ingress:
 		oldIngress, _ := old.(*networking.Ingress)
 		errs = validateIngress(o, oldIngress)
@@ -227,13 +240,26 @@ func (p *Plugin) validateTokenSecret(ctx context.Context, ns string, s, old *api
 }
 
 // validatePodSpec refuses a pod spec, if obj has one, whose service
-// account the federation does not propagate in namespace ns.
+// account the federation does not propagate in namespace ns, or which
+// names what the federation never propagates (podClaims).
 func (p *Plugin) validatePodSpec(ctx context.Context, ns string, obj, old runtime.Object) (field.ErrorList, error) {
 	spec, path := podSpec(obj)
-	if spec == nil || spec.ServiceAccountName == "" || spec.ServiceAccountName == "default" {
+	if spec == nil {
 		return nil, nil
 	}
-	if oldSpec, _ := podSpec(old); oldSpec != nil && oldSpec.ServiceAccountName == spec.ServiceAccountName {
+	oldSpec, _ := podSpec(old)
+	errs := append(podClaims(spec, oldSpec, path), statefulSetClaims(obj, old)...)
+	accountErrs, err := p.validateAccount(ctx, ns, spec, oldSpec, path)
+	return append(errs, accountErrs...), err
+}
+
+// validateAccount refuses a pod spec at path whose service account the
+// federation does not propagate in namespace ns.
+func (p *Plugin) validateAccount(ctx context.Context, ns string, spec, oldSpec *api.PodSpec, path *field.Path) (field.ErrorList, error) {
+	if spec.ServiceAccountName == "" || spec.ServiceAccountName == "default" {
+		return nil, nil
+	}
+	if oldSpec != nil && oldSpec.ServiceAccountName == spec.ServiceAccountName {
 		return nil, nil
 	}
 	why, err := p.unpropagatedAccount(ctx, ns, spec.ServiceAccountName)
@@ -260,24 +286,111 @@ func (p *Plugin) unpropagatedAccount(ctx context.Context, ns, name string) (stri
 	return "", nil
 }
 
-// validateClaim refuses a claim binding a member's volume or filled from
-// anything but a claim of its namespace, unless the old claim had the
-// same.
-func validateClaim(c, old *api.PersistentVolumeClaim) field.ErrorList {
-	spec := field.NewPath("spec")
+// validateClaimSpec refuses a claim spec at path binding a member's
+// volume (by name or by labels) or filled from anything but a claim of
+// its namespace, unless the old spec had the same.
+func validateClaimSpec(c, old *api.PersistentVolumeClaimSpec, spec *field.Path) field.ErrorList {
+	if old == nil {
+		old = &api.PersistentVolumeClaimSpec{}
+	}
 	var errs field.ErrorList
-	if c.Spec.VolumeName != "" && (old == nil || old.Spec.VolumeName != c.Spec.VolumeName) {
-		errs = append(errs, field.Invalid(spec.Child("volumeName"), c.Spec.VolumeName,
+	if c.VolumeName != "" && old.VolumeName != c.VolumeName {
+		errs = append(errs, field.Invalid(spec.Child("volumeName"), c.VolumeName,
 			"the federation propagates no PersistentVolume: in each member this claim would bind that cluster's own volume of that name, whoever's it is"))
 	}
-	if s := c.Spec.DataSource; s != nil && (old == nil || !reflect.DeepEqual(old.Spec.DataSource, s)) && !claimSource(s.APIGroup, s.Kind, nil) {
+	if c.Selector != nil && !reflect.DeepEqual(old.Selector, c.Selector) {
+		errs = append(errs, field.Invalid(spec.Child("selector"), metav1.FormatLabelSelector(c.Selector),
+			"the federation propagates no PersistentVolume: in each member this claim would bind that cluster's own volume of those labels, whoever's it is; use a storage class"))
+	}
+	if s := c.DataSource; s != nil && !reflect.DeepEqual(old.DataSource, s) && !claimSource(s.APIGroup, s.Kind, nil) {
 		errs = append(errs, field.Invalid(spec.Child("dataSource"), kindName(s.APIGroup, s.Kind, s.Name), notPropagated))
 	}
-	if s := c.Spec.DataSourceRef; s != nil && (old == nil || !reflect.DeepEqual(old.Spec.DataSourceRef, s)) && !claimSource(s.APIGroup, s.Kind, s.Namespace) {
+	if s := c.DataSourceRef; s != nil && !reflect.DeepEqual(old.DataSourceRef, s) && !claimSource(s.APIGroup, s.Kind, s.Namespace) {
 		errs = append(errs, field.Invalid(spec.Child("dataSourceRef"), kindName(s.APIGroup, s.Kind, s.Name), notPropagated+
 			" (a claim of another namespace neither: the federation checks only the claim's own namespace)"))
 	}
 	return errs
+}
+
+// podClaims refuses, in a pod spec at path, ephemeral volume templates
+// validateClaimSpec refuses, and claims of devices (ResourceClaims and
+// their templates) or a PodGroup: kinds the federation does not
+// propagate. What the old spec had may stay.
+func podClaims(spec, old *api.PodSpec, path *field.Path) field.ErrorList {
+	if old == nil {
+		old = &api.PodSpec{}
+	}
+	var errs field.ErrorList
+	oldTemplates := map[string]*api.PersistentVolumeClaimSpec{}
+	for _, v := range old.Volumes {
+		if e := v.Ephemeral; e != nil && e.VolumeClaimTemplate != nil {
+			oldTemplates[v.Name] = &e.VolumeClaimTemplate.Spec
+		}
+	}
+	for i, v := range spec.Volumes {
+		if e := v.Ephemeral; e != nil && e.VolumeClaimTemplate != nil {
+			errs = append(errs, validateClaimSpec(&e.VolumeClaimTemplate.Spec, oldTemplates[v.Name],
+				path.Child("volumes").Index(i).Child("ephemeral", "volumeClaimTemplate", "spec"))...)
+		}
+	}
+	for i, c := range spec.ResourceClaims {
+		if slices.ContainsFunc(old.ResourceClaims, func(o api.PodResourceClaim) bool { return reflect.DeepEqual(o, c) }) {
+			continue
+		}
+		p := path.Child("resourceClaims").Index(i)
+		if c.ResourceClaimName != nil {
+			errs = append(errs, field.Invalid(p.Child("resourceClaimName"), *c.ResourceClaimName, notPropagatedKind("ResourceClaim")))
+		}
+		if c.ResourceClaimTemplateName != nil {
+			errs = append(errs, field.Invalid(p.Child("resourceClaimTemplateName"), *c.ResourceClaimTemplateName, notPropagatedKind("ResourceClaimTemplate")))
+		}
+	}
+	if g := spec.SchedulingGroup; g != nil && g.PodGroupName != nil && !reflect.DeepEqual(old.SchedulingGroup, g) {
+		errs = append(errs, field.Invalid(path.Child("schedulingGroup", "podGroupName"), *g.PodGroupName, notPropagatedKind("PodGroup")))
+	}
+	return errs
+}
+
+func notPropagatedKind(kind string) string {
+	return "the federation propagates no " + kind + ": in each member the pods would use that cluster's own " + kind + " of that name, whoever's it is"
+}
+
+// statefulSetClaims refuses the claim templates of a StatefulSet that
+// validateClaimSpec refuses (the member makes claims of them as they
+// are), unless the old template of the name had the same.
+func statefulSetClaims(obj, old runtime.Object) field.ErrorList {
+	sts, ok := obj.(*apps.StatefulSet)
+	if !ok {
+		return nil
+	}
+	had := map[string]*api.PersistentVolumeClaimSpec{}
+	if o, ok := old.(*apps.StatefulSet); ok {
+		for i := range o.Spec.VolumeClaimTemplates {
+			had[o.Spec.VolumeClaimTemplates[i].Name] = &o.Spec.VolumeClaimTemplates[i].Spec
+		}
+	}
+	var errs field.ErrorList
+	for i := range sts.Spec.VolumeClaimTemplates {
+		t := &sts.Spec.VolumeClaimTemplates[i]
+		errs = append(errs, validateClaimSpec(&t.Spec, had[t.Name], field.NewPath("spec", "volumeClaimTemplates").Index(i).Child("spec"))...)
+	}
+	return errs
+}
+
+// validateExternalName refuses an ExternalName Service naming a Service of
+// another namespace in the members' cluster domain, unless the old
+// Service named the same.
+func validateExternalName(s, old *api.Service) field.ErrorList {
+	if s.Spec.Type != api.ServiceTypeExternalName || (old != nil && old.Spec.Type == s.Spec.Type && old.Spec.ExternalName == s.Spec.ExternalName) {
+		return nil
+	}
+	service, ns, ok := federatedtypes.ClusterServiceName(s.Spec.ExternalName)
+	if !ok || ns == s.Namespace {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(field.NewPath("spec", "externalName"), s.Spec.ExternalName, fmt.Sprintf(
+		"names the Service %q of namespace %q in the members' cluster domain: their ingress controllers and meshes would follow it there, "+
+			"where the federation checks nothing; name Services of this namespace only", service, ns))}
 }
 
 const notPropagated = "the federation propagates only PersistentVolumeClaims of the claim's namespace as data sources: " +

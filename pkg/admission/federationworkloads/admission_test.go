@@ -286,6 +286,9 @@ func TestClaims(t *testing.T) {
 		}), want: []string{`spec.dataSourceRef: Invalid value: "PersistentVolumeClaim golden"`, "a claim of another namespace neither"}},
 		{name: "both at once", obj: claim(nil, func(s *api.PersistentVolumeClaimSpec) { bound(s); snapshot(s) }),
 			want: []string{"spec.volumeName: Invalid value", "spec.dataSource: Invalid value"}},
+		{name: "a claim picking volumes by label", obj: claim(nil, func(s *api.PersistentVolumeClaimSpec) {
+			s.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"team": "b"}}
+		}), want: []string{`spec.selector: Invalid value: "team=b": the federation propagates no PersistentVolume`, "use a storage class"}},
 		{name: "a local claim", obj: claim(local, bound)},
 		{name: "an update that keeps them", obj: claim(nil, func(s *api.PersistentVolumeClaimSpec) { bound(s); snapshot(s) }),
 			old: claim(nil, func(s *api.PersistentVolumeClaimSpec) { bound(s); snapshot(s) })},
@@ -349,5 +352,128 @@ func TestIngressResourceBackends(t *testing.T) {
 				verdict(t, err, wants(c.want)...)
 			})
 		}
+	}
+}
+
+func TestPodClaims(t *testing.T) {
+	ephemeral := func(f func(*api.PersistentVolumeClaimSpec)) func(*api.PodSpec) {
+		return func(s *api.PodSpec) {
+			t := &api.PersistentVolumeClaimTemplate{}
+			f(&t.Spec)
+			s.Volumes = append(s.Volumes, api.Volume{Name: "scratch", VolumeSource: api.VolumeSource{Ephemeral: &api.EphemeralVolumeSource{VolumeClaimTemplate: t}}})
+		}
+	}
+	cases := []struct {
+		name     string
+		edit     func(*api.PodSpec)
+		old      func(*api.PodSpec) // nil: a create
+		want     string             // after the pod spec's path, or "" for allowed
+		wantMore string
+	}{
+		{name: "an ephemeral volume of a storage class", edit: ephemeral(func(s *api.PersistentVolumeClaimSpec) { s.StorageClassName = ptr.To("fast") })},
+		{name: "an ephemeral volume bound to a volume", edit: ephemeral(func(s *api.PersistentVolumeClaimSpec) { s.VolumeName = "pv-1" }),
+			want: `volumes[0].ephemeral.volumeClaimTemplate.spec.volumeName: Invalid value: "pv-1"`},
+		{name: "an ephemeral volume picking volumes", edit: ephemeral(func(s *api.PersistentVolumeClaimSpec) {
+			s.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"team": "b"}}
+		}), want: `volumes[0].ephemeral.volumeClaimTemplate.spec.selector: Invalid value: "team=b"`},
+		{name: "a ResourceClaim", edit: func(s *api.PodSpec) {
+			s.ResourceClaims = []api.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("team-b-gpu")}}
+		}, want: `resourceClaims[0].resourceClaimName: Invalid value: "team-b-gpu": the federation propagates no ResourceClaim`},
+		{name: "a ResourceClaimTemplate", edit: func(s *api.PodSpec) {
+			s.ResourceClaims = []api.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: ptr.To("gpus")}}
+		}, want: `resourceClaims[0].resourceClaimTemplateName: Invalid value: "gpus": the federation propagates no ResourceClaimTemplate`},
+		{name: "a PodGroup", edit: func(s *api.PodSpec) { s.SchedulingGroup = &api.PodSchedulingGroup{PodGroupName: ptr.To("batch")} },
+			want: `schedulingGroup.podGroupName: Invalid value: "batch": the federation propagates no PodGroup`},
+		{name: "an update that keeps them", edit: func(s *api.PodSpec) {
+			s.ResourceClaims = []api.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("team-b-gpu")}}
+			ephemeral(func(s *api.PersistentVolumeClaimSpec) { s.VolumeName = "pv-1" })(s)
+		}, old: func(s *api.PodSpec) {
+			s.ResourceClaims = []api.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("team-b-gpu")}}
+			ephemeral(func(s *api.PersistentVolumeClaimSpec) { s.VolumeName = "pv-1" })(s)
+		}},
+		{name: "an update that changes them", edit: func(s *api.PodSpec) {
+			s.ResourceClaims = []api.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("other")}}
+			ephemeral(func(s *api.PersistentVolumeClaimSpec) { s.VolumeName = "pv-2" })(s)
+		}, old: func(s *api.PodSpec) {
+			s.ResourceClaims = []api.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("team-b-gpu")}}
+			ephemeral(func(s *api.PersistentVolumeClaimSpec) { s.VolumeName = "pv-1" })(s)
+		}, want: `resourceClaims[0].resourceClaimName: Invalid value: "other"`, wantMore: `volumeClaimTemplate.spec.volumeName: Invalid value: "pv-2"`},
+	}
+	p := newPlugin(t)
+	for _, w := range workloads() {
+		for _, c := range cases {
+			t.Run(w.resource.String()+"/"+c.name, func(t *testing.T) {
+				obj := w.make("", nil)
+				spec, path := podSpec(obj)
+				c.edit(spec)
+				var old runtime.Object
+				if c.old != nil {
+					old = w.make("", nil)
+					oldSpec, _ := podSpec(old)
+					c.old(oldSpec)
+				}
+				err := validate(p, w.resource, "", "team-a", obj, old)
+				if c.want == "" {
+					verdict(t, err)
+					return
+				}
+				want := []string{path.String() + "." + c.want}
+				if c.wantMore != "" {
+					want = append(want, c.wantMore)
+				}
+				verdict(t, err, want...)
+			})
+		}
+	}
+}
+
+func TestStatefulSetClaimTemplates(t *testing.T) {
+	sts := func(f func(*api.PersistentVolumeClaimSpec)) *apps.StatefulSet {
+		s := &apps.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "db"}}
+		s.Spec.VolumeClaimTemplates = []api.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}
+		f(&s.Spec.VolumeClaimTemplates[0].Spec)
+		return s
+	}
+	picking := func(s *api.PersistentVolumeClaimSpec) {
+		s.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"team": "b"}}
+	}
+	resource := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}
+	p := newPlugin(t)
+	verdict(t, validate(p, resource, "", "team-a", sts(func(s *api.PersistentVolumeClaimSpec) { s.StorageClassName = ptr.To("fast") }), nil))
+	verdict(t, validate(p, resource, "", "team-a", sts(picking), nil), `spec.volumeClaimTemplates[0].spec.selector: Invalid value: "team=b"`)
+	verdict(t, validate(p, resource, "", "team-a", sts(func(s *api.PersistentVolumeClaimSpec) { s.VolumeName = "pv-1" }), nil),
+		`spec.volumeClaimTemplates[0].spec.volumeName: Invalid value: "pv-1"`)
+	verdict(t, validate(p, resource, "", "team-a", sts(picking), sts(picking)))
+}
+
+func TestExternalNames(t *testing.T) {
+	service := func(typ api.ServiceType, name string, labels map[string]string) *api.Service {
+		return &api.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "x", Labels: labels},
+			Spec: api.ServiceSpec{Type: typ, ExternalName: name}}
+	}
+	alias := api.ServiceTypeExternalName
+	cases := []struct {
+		name string
+		obj  *api.Service
+		old  *api.Service
+		want string // in the 422, or "" for allowed
+	}{
+		{name: "outside the cluster", obj: service(alias, "db.example.com", nil)},
+		{name: "a Service of its namespace", obj: service(alias, "web.team-a.svc.cluster.local", nil)},
+		{name: "a Service of another namespace", obj: service(alias, "payments.team-b.svc.cluster.local", nil),
+			want: `spec.externalName: Invalid value: "payments.team-b.svc.cluster.local": names the Service "payments" of namespace "team-b"`},
+		{name: "a headless Service's pod of another namespace", obj: service(alias, "db-0.db.Team-B.svc.", nil),
+			want: `names the Service "db" of namespace "team-b"`},
+		{name: "a local Service", obj: service(alias, "payments.team-b.svc", local)},
+		{name: "an update that keeps it", obj: service(alias, "payments.team-b.svc", nil), old: service(alias, "payments.team-b.svc", nil)},
+		{name: "an update that makes it an alias", obj: service(alias, "payments.team-b.svc", nil), old: service(api.ServiceTypeClusterIP, "payments.team-b.svc", nil),
+			want: `spec.externalName`},
+	}
+	p := newPlugin(t)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := validate(p, api.SchemeGroupVersion.WithResource("services"), "", "team-a", c.obj, c.old)
+			verdict(t, err, wants(c.want)...)
+		})
 	}
 }

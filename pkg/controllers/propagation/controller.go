@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
@@ -59,6 +60,10 @@ type Options struct {
 	// (federatedtypes.LocalWith); nil means
 	// federatedtypes.DefaultLocalSecretTypes.
 	LocalSecretTypes []string
+	// UnheldReferenceRecheck is how often the optional references of
+	// copies that the member caches do not hold as ours are read live
+	// (unheld.go); 0 never.
+	UnheldReferenceRecheck time.Duration
 }
 
 // Members is what a propagation controller needs of the member clusters.
@@ -104,6 +109,8 @@ type Controller struct {
 	capacity Capacity
 	// applied is what our writes left in the members.
 	applied *appliedCopies
+	// unheld are the optional references to check live (unheld.go).
+	unheld *unheldReferences
 	// changes time the propagation of each change.
 	changes *changeTimes
 	// released holds, by key, the resourceVersion of a deleted federated
@@ -193,6 +200,7 @@ func newController(t *federatedtypes.Type, fed dynamic.Interface, lister cache.G
 		recorder:      recorder,
 		opts:          opts,
 		applied:       newAppliedCopies(),
+		unheld:        newUnheldReferences(),
 		repairs:       repairbudget.New(),
 		refusedWrites: repairbudget.NewRefused(),
 		changes:       newChangeTimes(t.Name),
@@ -241,23 +249,30 @@ func (c *Controller) federatedChanged(obj any) {
 func (c *Controller) MemberChanged(cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
 	switch {
 	case gvr == c.typ.Resource:
-		if c.echo(cluster, obj.GetNamespace(), obj.GetName()) {
-			return
+		if !c.echo(cluster, obj.GetNamespace(), obj.GetName()) {
+			c.queue.Add(key(obj.GetNamespace(), obj.GetName()))
 		}
-		c.queue.Add(key(obj.GetNamespace(), obj.GetName()))
+		// Copies of the type may name each other (ExternalName Services).
+		if slices.Contains(c.referenced, gvr) {
+			c.referenceChanged(cluster, gvr, obj)
+		}
 	case gvr == endpointSlices && c.typ.Endpoints:
 		if service := obj.GetLabels()[serviceNameLabel]; service != "" {
 			c.queue.Add(obj.GetNamespace() + "/" + service)
 		}
 	case slices.Contains(c.referenced, gvr):
-		// Our copy of something our copies may name went (or was taken
-		// from us): those that name it are looked at again.
-		if _, still := c.members.Get(cluster, gvr, obj.GetNamespace(), obj.GetName()); !still {
-			c.enqueueAll(obj.GetNamespace())
-		}
+		c.referenceChanged(cluster, gvr, obj)
 	case gvr == membercluster.NamespacesResource && c.typ.Namespaced:
 		c.namespaceOwners.forget(cluster, obj.GetName())
 		c.enqueueAll(obj.GetName())
+	}
+}
+
+// referenceChanged: when our copy of something our copies may name went
+// (or was taken from us), those that name it are looked at again.
+func (c *Controller) referenceChanged(cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
+	if _, still := c.members.Get(cluster, gvr, obj.GetNamespace(), obj.GetName()); !still {
+		c.enqueueAll(obj.GetNamespace())
 	}
 }
 
@@ -270,6 +285,7 @@ func (c *Controller) ClustersChanged() {
 			joined[cl.Name] = true
 		}
 		c.writes.ForgetClusters(func(cluster string) bool { return joined[cluster] })
+		c.unheld.forget("", func(cluster string) bool { return joined[cluster] })
 	}
 	c.enqueueAll("")
 }
@@ -318,6 +334,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.writes.Run(ctx)
 	var strays sync.WaitGroup
 	strays.Go(func() { c.countStrays(ctx) })
+	if c.opts.UnheldReferenceRecheck > 0 {
+		strays.Go(func() { wait.UntilWithContext(ctx, c.checkUnheld, c.opts.UnheldReferenceRecheck) })
+	}
 	queueworker.RunWorkers(ctx, c.opts.Workers, c.queue, c.worker)
 	// Nothing of this controller writes once Run returns.
 	c.writes.Wait()

@@ -49,7 +49,8 @@ func (e *errDriftConflict) Error() string {
 		"repairs resume in %s or when the federated object changes", ReasonDriftConflict, e.what, e.cluster, e.repairs, e.window, e.wait.Round(time.Second))
 }
 
-// errRefusedByMember is a write the member refused (403, 422, 413): the
+// errRefusedByMember is a write the member refused (403, 422, 413), or
+// that names what the federation never propagates (errCannotName): the
 // same write is refused again until the federated object or the member
 // changes, so it is tried again less and less often (package
 // repairbudget's Refused), not every 30 seconds for ever.

@@ -70,8 +70,16 @@ func (c *Controller) writeMember(ctx context.Context, cluster string, t memberwr
 		return c.deleteCopy(ctx, cluster, t.Fed, ": no longer selected")
 	}
 	// Before the in-sync check: a copy in sync is sent here again when
-	// what it names left our cache (compare, referencesCached).
-	if err := c.referencesOurs(ctx, cluster, t.Fed, t.Desired); err != nil {
+	// what it names left our cache, or turned out another's (compare,
+	// referencesCached, checkUnheld).
+	err := c.referencesOurs(ctx, cluster, t.Fed, t.Desired)
+	c.unheld.checked(copyAt{cluster, key(t.Fed.GetNamespace(), t.Fed.GetName())})
+	var cannotName *errCannotName
+	if errors.As(err, &cannotName) {
+		// The same copy is refused until the federated object changes.
+		return nil, &errRefusedByMember{err: err, wait: c.refusedWrites.Next(appliedKey(cluster, key(t.Fed.GetNamespace(), t.Fed.GetName())), t.Hash)}
+	}
+	if err != nil {
 		return c.releaseIfNotOurs(ctx, cluster, t, err)
 	}
 	if _, ok := c.inSync(cluster, t.Fed, t.Desired, t.Hash, true); ok {

@@ -115,6 +115,7 @@ func (c *Controller) current(key string) (*unstructured.Unstructured, error) {
 		c.writes.Forget(key)
 		c.forgetConflicts(key)
 		c.overridesTold.Delete(key)
+		c.unheld.forget(key, nil)
 		return nil, nil
 	}
 	if err != nil {
@@ -205,7 +206,7 @@ func (c *Controller) compare(fed *unstructured.Unstructured, placed map[string]b
 		// (A task still queued for the copy is replaced even so: what it
 		// would write is out of date.)
 		memberCopy, ok := c.inSync(cl.Name, fed, d, h, placed[cl.Name])
-		if ok && memberCopy != nil && !c.referencesCached(cl.Name, d) {
+		if ok && memberCopy != nil && !c.referencesCached(copyAt{cl.Name, objKey}, d) {
 			ok = false
 		}
 		if ok && !c.writes.Has(objKey, cl.Name) {

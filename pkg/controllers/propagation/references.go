@@ -28,6 +28,14 @@ type errReferenceNotOurs struct{ msg string }
 
 func (e *errReferenceNotOurs) Error() string { return e.msg }
 
+// errCannotName keeps a copy out of a member: it names an object of a
+// kind the federation never propagates (federatedtypes.References' error;
+// overrides can make one). A copy already there is left as it is.
+type errCannotName struct{ err error }
+
+func (e *errCannotName) Error() string { return e.err.Error() }
+func (e *errCannotName) Unwrap() error { return e.err }
+
 // referenceNotOurs tells (once per cause: notWritten) that fed's copy is
 // not written in cluster, and why, and returns that as errReferenceNotOurs.
 func (c *Controller) referenceNotOurs(cluster string, fed *unstructured.Unstructured, format string, args ...any) error {
@@ -49,10 +57,16 @@ func (c *Controller) referencesOurs(ctx context.Context, cluster string, fed, de
 	refs, err := federatedtypes.References(desired)
 	what := c.what(key(desired.GetNamespace(), desired.GetName()))
 	if err != nil {
-		return fmt.Errorf("%s is not written to members: %w", what, err)
+		err = &errCannotName{fmt.Errorf("%s is not written to members: %w", what, err)}
+		c.notWritten(cluster, fed, ReasonReferenceNotOurs, err)
+		return err
 	}
 	ns := desired.GetNamespace()
+	_, copyExists := c.members.Get(cluster, c.typ.Resource, ns, desired.GetName())
 	for _, r := range refs {
+		if r.AtCreate && copyExists {
+			continue
+		}
 		if cur, ok := c.members.Get(cluster, r.Resource, ns, r.Name); ok && c.isOurs(cur) {
 			continue
 		}
@@ -128,23 +142,34 @@ func isClaimOf(name string, prefixes []string) bool {
 }
 
 // referencesCached reports whether our member cache holds, as ours, every
-// object a copy names that must exist: else its copy in sync is looked at
-// again (referencesOurs, releaseIfNotOurs). Optional references are
-// checked at writes only: absent ones would make every sync read them.
-func (c *Controller) referencesCached(cluster string, desired *unstructured.Unstructured) bool {
+// object a copy at names that must exist, and that none it names
+// optionally was found another's (checkUnheld): else its copy in sync is
+// looked at again (referencesOurs, releaseIfNotOurs). The optional ones
+// not held are remembered for checkUnheld: reading them here would make
+// every sync read them.
+func (c *Controller) referencesCached(at copyAt, desired *unstructured.Unstructured) bool {
 	refs, err := federatedtypes.References(desired)
 	if err != nil {
-		return false
+		// A copy in sync that names what the federation never propagates
+		// was written before the rule: left as it is, as it was.
+		return true
 	}
+	var unheld []federatedtypes.Reference
+	held := true
 	for _, r := range refs {
-		if r.Optional {
+		if r.AtCreate {
 			continue
 		}
-		if cur, ok := c.members.Get(cluster, r.Resource, desired.GetNamespace(), r.Name); !ok || !c.isOurs(cur) {
-			return false
+		if cur, ok := c.members.Get(at.cluster, r.Resource, desired.GetNamespace(), r.Name); ok && c.isOurs(cur) {
+			continue
 		}
+		if !r.Optional {
+			held = false
+		}
+		unheld = append(unheld, r)
 	}
-	return true
+	c.unheld.set(at, unheld)
+	return held && !c.unheld.isForeign(at)
 }
 
 // releaseIfNotOurs removes a copy the member holds when what it names is

@@ -297,3 +297,96 @@ func TestACopyWhoseAccountLeftIsRemoved(t *testing.T) {
 	assert.Equal(t, []string{"create", "delete"}, writesTo(members, "c1"))
 	assert.Contains(t, strings.Join(tc.events(), "\n"), "Warning "+ReasonReferenceNotOurs+" Deployment ns/uses-runner removed from cluster c1")
 }
+
+// An optional reference does not hold a copy back while absent; the
+// member's own object of that name made afterwards, which no watch of ours
+// sees, is found by checkUnheld's live reads and the copy goes.
+func TestACopyNamingAMembersOptionalSecretIsRemoved(t *testing.T) {
+	deploy := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "web", "namespace": "ns", "finalizers": []any{Finalizer}},
+		"spec": map[string]any{"replicas": int64(1), "template": map[string]any{"spec": map[string]any{
+			"containers": []any{map[string]any{"name": "c", "image": "pause", "envFrom": []any{
+				map[string]any{"secretRef": map[string]any{"name": "extra", "optional": true}},
+			}}},
+		}}},
+	}}
+	members := newFakeMembers([]string{"c1"})
+	tc := newTestController(t, federatedtypes.ByName("deployments"), members, deploy)
+	ctx := context.Background()
+	require.NoError(t, tc.sync(t, "ns/web"))
+	require.Equal(t, []string{"create"}, writesTo(members, "c1"), "an absent optional Secret holds nothing back")
+	require.NoError(t, tc.sync(t, "ns/web"), "in sync")
+	require.Len(t, tc.unheld.snapshot(), 1, "the Secret is remembered as not held")
+
+	// Still absent: a round reads it, and nothing happens.
+	tc.checkUnheld(ctx)
+	require.Zero(t, tc.queue.Len())
+	require.Equal(t, []string{"create"}, writesTo(members, "c1"))
+
+	// The member's own Secret of the name: the copy goes.
+	extra := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": "extra", "namespace": "ns"}}}
+	membersOwn(t, members, extra)
+	tc.checkUnheld(ctx)
+	require.Equal(t, 1, tc.queue.Len(), "the copy is looked at again")
+	err := tc.sync(t, "ns/web")
+	require.ErrorContains(t, err, "Deployment ns/web names Secret extra (spec.template.spec.containers[0].envFrom[0].secretRef.name), which in cluster c1 is not the federation's")
+	assert.Equal(t, []string{"create", "delete"}, writesTo(members, "c1"))
+	assert.Contains(t, strings.Join(tc.events(), "\n"), "Warning "+ReasonReferenceNotOurs+" Deployment ns/web removed from cluster c1")
+
+	// Gone from the federation: nothing of it is remembered.
+	require.NoError(t, tc.indexer.Delete(deploy))
+	require.NoError(t, tc.sync(t, "ns/web"))
+	assert.Empty(t, tc.unheld.snapshot())
+}
+
+// A claim's data source is read as the member provisions the claim, and
+// never again: the source going leaves the clone (deleting a claim may
+// delete its volume).
+func TestAClonedClaimStaysWhenItsSourceGoes(t *testing.T) {
+	clone := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+		"metadata": map[string]any{"name": "clone", "namespace": "ns", "finalizers": []any{Finalizer}},
+		"spec": map[string]any{"accessModes": []any{"ReadWriteOnce"}, "dataSource": map[string]any{"kind": "PersistentVolumeClaim", "name": "golden"}},
+	}}
+	members := newFakeMembers([]string{"c1"})
+	golden := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim"}}
+	golden.SetName("golden")
+	golden.SetNamespace("ns")
+	golden.SetLabels(map[string]string{federationv1beta1.FederationLabel: "fed", federationv1beta1.FederationUIDLabel: "fed-uid"})
+	members.put("c1", golden)
+	tc := newTestController(t, federatedtypes.ByName("persistentvolumeclaims"), members, clone)
+	require.NoError(t, tc.sync(t, "ns/clone"))
+	require.Equal(t, []string{"create"}, writesTo(members, "c1"))
+
+	members.mu.Lock()
+	delete(members.cache["c1"], "ns/golden")
+	members.mu.Unlock()
+	require.NoError(t, tc.sync(t, "ns/clone"))
+	_, err := tc.writeMember(context.Background(), "c1", compareTask(t, tc, "ns/clone", "c1"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"create"}, writesTo(members, "c1"), "the clone stays")
+}
+
+// A copy naming what the federation never propagates (by an override,
+// say) is not written, and tried again less and less often.
+func TestACopyThatCannotNameIsSpacedOut(t *testing.T) {
+	deploy := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "gpu", "namespace": "ns", "finalizers": []any{Finalizer}},
+		"spec": map[string]any{"replicas": int64(1), "template": map[string]any{"spec": map[string]any{
+			"containers":     []any{map[string]any{"name": "c", "image": "pause"}},
+			"resourceClaims": []any{map[string]any{"name": "gpu", "resourceClaimName": "theirs"}},
+		}}},
+	}}
+	members := newFakeMembers([]string{"c1"})
+	tc := newTestController(t, federatedtypes.ByName("deployments"), members, deploy)
+	err := tc.sync(t, "ns/gpu")
+	require.ErrorContains(t, err, `spec.template.spec.resourceClaims[0].resourceClaimName: resource.k8s.io/ResourceClaim "theirs" is not a kind the federation propagates`)
+	var spaced *errRefusedByMember
+	require.ErrorAs(t, err, &spaced)
+	assert.Positive(t, spaced.RetryAfter())
+	assert.Empty(t, writesTo(members, "c1"))
+	assert.Contains(t, strings.Join(tc.events(), "\n"), "Warning "+ReasonReferenceNotOurs+" Deployment ns/gpu not written in cluster c1")
+}

@@ -121,6 +121,8 @@ func TestSecurity(t *testing.T) {
 	require.NotNil(t, m, out)
 	u.MustKubefed("join", member, "--context=fed")
 	u.WaitClusterStatus("fed", time.Minute, map[string]string{member: "Ready"})
+	// Optional references re-read within the steps' patience.
+	u.RestartControllerManager("fed", "--optional-reference-recheck=2s")
 	f := &fixture{t: t, u: u, env: env, dnsServer: m[1]}
 
 	f.admin("create", "namespace", tenantNamespace)

@@ -53,6 +53,8 @@ func init() {
 	attacks["tenancy: claims never take another team's volume"] = tenancyClaims
 	attacks["tenancy: a copy goes when what it names stops being the federation's"] = tenancyReferenceGoes
 	attacks["tenancy: selectors reach only the federation's pods"] = tenancySelectors
+	attacks["tenancy: an optional reference the member makes afterwards takes the copy out"] = tenancyOptionalReferences
+	attacks["tenancy: names a member resolves to objects the federation never propagates are refused"] = tenancyMemberNames
 }
 
 // loopWindow is how long the write-loop attack is watched.
@@ -753,6 +755,7 @@ func tenancyClaims(f *fixture) {
 	ns := tenantNamespace
 	for _, tt := range []struct{ name, spec, field string }{
 		{"sec-names-pv", "  volumeName: some-pv\n", "spec.volumeName"},
+		{"sec-picks-pv", "  selector: {matchLabels: {team: b}}\n", "spec.selector"},
 		{"sec-from-snapshot", "  dataSource: {apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: nightly}\n", "spec.dataSource"},
 	} {
 		f.part(tt.name, func(f *fixture) {
@@ -868,4 +871,70 @@ func tenancySelectors(f *fixture) {
 	pod, err := f.inMember("Pod", ns).Get(ctx, "sec-stray-web", metav1.GetOptions{})
 	require.NoError(f.t, err, "the member's own pod is still there")
 	assert.Empty(f.t, pod.GetOwnerReferences(), "the member's own pod is adopted by none of the federation's copies")
+}
+
+// tenancyOptionalReferences: an optional reference does not hold a copy
+// back while absent, and our caches hold only the federation's copies, so
+// the member's own object of that name made afterwards (the federation's
+// went, or there never was one) is found by the live re-check
+// (--optional-reference-recheck, short in this fixture): the copy goes.
+func tenancyOptionalReferences(f *fixture) {
+	ns := tenantNamespace
+	out, err := f.as(tenant, "create", "secret", "generic", "opt-settings", "--from-literal=k=v", "-n", ns)
+	require.NoError(f.t, err, out)
+	f.deleteWhenDone("secret", ns, "opt-settings")
+	optional := true
+	f.tenantApplies(deploymentManifest(f, ns, "uses-opt-settings", func(s *corev1.PodSpec) {
+		s.Containers[0].EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "opt-settings"}, Optional: &optional}}}
+	}))
+	f.tenantApplies(deploymentManifest(f, ns, "uses-opt-later", func(s *corev1.PodSpec) {
+		s.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "opt-later"}, Optional: &optional}}}}
+	}))
+	f.waitMember("Secret", ns, "opt-settings", nil)
+	f.waitMember("Deployment", ns, "uses-opt-settings", nil)
+	f.waitMember("Deployment", ns, "uses-opt-later", nil)
+
+	f.part("the federation's went first", func(f *fixture) {
+		out, err := f.as(tenant, "delete", "secret", "opt-settings", "-n", ns)
+		require.NoError(f.t, err, out)
+		f.waitMemberGone("Secret", ns, "opt-settings")
+		f.memberOwns(fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: opt-settings, namespace: %s}\nstringData: {password: member}\n", ns))
+		f.waitMemberGone("Deployment", ns, "uses-opt-settings")
+		f.waitEvent(ns, "Deployment", "uses-opt-settings", referenceNotOurs, "names Secret opt-settings")
+	})
+	f.part("there never was one", func(f *fixture) {
+		f.memberOwns(configMap(ns, "opt-later", "owner: member"))
+		f.waitMemberGone("Deployment", ns, "uses-opt-later")
+		f.waitEvent(ns, "Deployment", "uses-opt-later", referenceNotOurs, "names ConfigMap opt-later")
+	})
+}
+
+// tenancyMemberNames: a pod's devices (ResourceClaims), its PodGroup and
+// an ExternalName of another namespace would, in each member, be that
+// cluster's own objects of those names; the federation propagates none
+// of them (422). An ExternalName of the copy's own namespace is a
+// reference like any.
+func tenancyMemberNames(f *fixture) {
+	ns := tenantNamespace
+	for _, tt := range []struct{ name, manifest, field string }{
+		{"sec-claims-gpu", podWorkload("Deployment", ns, "sec-claims-gpu", "gpu", "") +
+			"      resourceClaims: [{name: gpu, resourceClaimName: team-b-gpu}]\n", "spec.template.spec.resourceClaims[0].resourceClaimName"},
+		{"sec-alias-payments", fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata: {name: sec-alias-payments, namespace: %s}\n"+
+			"spec: {type: ExternalName, externalName: payments.%s.svc.cluster.local}\n", ns, teamAdminNamespace), "spec.externalName"},
+	} {
+		f.part(tt.name, func(f *fixture) {
+			obj := f.object(tt.manifest)
+			f.deleteWhenDone(strings.ToLower(obj.GetKind()), ns, tt.name)
+			out, err := f.applyAs(tenant, tt.manifest)
+			f.refused(out, err, tt.field)
+		})
+	}
+	f.part("sec-alias-other", func(f *fixture) {
+		f.memberOwns(fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata: {name: other-svc, namespace: %s}\nspec: {ports: [{port: 80}]}\n", ns))
+		f.tenantApplies(fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata: {name: sec-alias-other, namespace: %s}\n"+
+			"spec: {type: ExternalName, externalName: other-svc.%s.svc.cluster.local}\n", ns, ns))
+		f.notCopied("Service", ns, "sec-alias-other", "names Service other-svc (spec.externalName)")
+	})
 }
