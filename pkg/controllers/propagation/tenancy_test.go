@@ -348,7 +348,7 @@ func TestAClonedClaimStaysWhenItsSourceGoes(t *testing.T) {
 	clone := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "PersistentVolumeClaim",
 		"metadata": map[string]any{"name": "clone", "namespace": "ns", "finalizers": []any{Finalizer}},
-		"spec": map[string]any{"accessModes": []any{"ReadWriteOnce"}, "dataSource": map[string]any{"kind": "PersistentVolumeClaim", "name": "golden"}},
+		"spec":     map[string]any{"accessModes": []any{"ReadWriteOnce"}, "dataSource": map[string]any{"kind": "PersistentVolumeClaim", "name": "golden"}},
 	}}
 	members := newFakeMembers([]string{"c1"})
 	golden := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim"}}
