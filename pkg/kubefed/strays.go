@@ -20,9 +20,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/controllers/propagation"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/ownership"
 )
 
 // strayOptions are the flags of kubefed strays.
@@ -170,7 +170,7 @@ func (f *strayFinder) inCluster(ctx context.Context, kube kubernetes.Interface, 
 			obj := &list.Items[i]
 			// The federation's own objects in a member (join's token in
 			// federation-system) carry our label but are no copies.
-			if _, never := federatedtypes.NeverPropagatedIn(neverPropagated, t.Resource.GroupResource(), obj.GetNamespace(), obj.GetName()); never || !propagation.OurCopy(obj, f.name, f.uid) {
+			if _, never := federatedtypes.NeverPropagatedIn(neverPropagated, t.Resource.GroupResource(), obj.GetNamespace(), obj.GetName()); never || !ownership.OurCopy(obj, f.name, f.uid) {
 				continue
 			}
 			gone, err := f.federatedGone(ctx, t, obj)

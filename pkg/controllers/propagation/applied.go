@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/ownership"
 )
 
 // ourCopy is what we know of a member copy we wrote or saw in sync.
@@ -67,7 +68,7 @@ func (a *appliedCopies) remember(cluster, objKey string, obj metav1.Object, writ
 	defer a.mu.Unlock()
 	a.copies[appliedKey(cluster, objKey)] = ourCopy{version: version(obj), resourceVersion: obj.GetResourceVersion(),
 		hash: obj.GetAnnotations()[federationv1beta1.AppliedHashAnnotation], unseen: written,
-		uid: obj.GetUID(), adopted: isAdopted(obj), passed: passed}
+		uid: obj.GetUID(), adopted: ownership.IsAdopted(obj), passed: passed}
 }
 
 // seen notes that the member's watch brought an event of the copy.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
+	"github.com/federation-v1/federation/pkg/ownership"
 )
 
 // Finalizers the apiserver adds for a delete's propagation policy. The
@@ -119,7 +120,7 @@ func (c *Controller) copiesToRelease(fed *unstructured.Unstructured) (map[string
 		}
 		cur, inCache := c.members.Get(cl.Name, c.typ.Resource, ns, name)
 		if inCache {
-			if o, _ := c.ownerOf(cur); o != ownedByUs {
+			if o, _ := c.ownerOf(cur); o != ownership.Us {
 				// Another federation's of our name: never touched.
 				inCache = false
 			}

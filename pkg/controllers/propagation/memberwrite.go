@@ -24,6 +24,7 @@ import (
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/memberrbac"
+	"github.com/federation-v1/federation/pkg/ownership"
 )
 
 // stillWanted reports whether a task should run: its cluster is Ready and,
@@ -105,7 +106,7 @@ func (c *Controller) applyCopy(ctx context.Context, cluster string, fed, desired
 	last, appliedBefore := c.applied.get(cluster, objKey)
 	if exists {
 		// Our label's name, another federation's UID.
-		if o, other := c.ownerOf(cur); o != ownedByUs {
+		if o, other := c.ownerOf(cur); o != ownership.Us {
 			return nil, c.conflict(cluster, fed, cur, other)
 		}
 	}
@@ -137,12 +138,12 @@ func (c *Controller) applyCopy(ctx context.Context, cluster string, fed, desired
 		if err != nil {
 			return nil, err
 		}
-		if o, other := c.ownerOf(live); o == ownedByOther {
+		if o, other := c.ownerOf(live); o == ownership.Other {
 			return nil, c.conflict(cluster, fed, live, other)
-		} else if o == ownedByMember {
+		} else if o == ownership.Member {
 			return c.adopt(ctx, cluster, fed, desired, live)
 		}
-		if isAdopted(live) && !isAdopted(desired) {
+		if ownership.IsAdopted(live) && !ownership.IsAdopted(desired) {
 			var err error
 			if desired, hash, err = withAdopted(desired); err != nil {
 				return nil, err
@@ -202,14 +203,14 @@ func (c *Controller) createCopy(ctx context.Context, cluster string, fed, desire
 			return nil, err
 		}
 		switch o, other := c.ownerOf(live); o {
-		case ownedByOther:
+		case ownership.Other:
 			return nil, c.conflict(cluster, fed, live, other)
-		case ownedByMember:
+		case ownership.Member:
 			return c.adopt(ctx, cluster, fed, desired, live)
 		}
 		// Ours, and our cache did not know (it had not synced, or our
 		// write's echo is late).
-		if isAdopted(live) {
+		if ownership.IsAdopted(live) {
 			if desired, _, err = withAdopted(desired); err != nil {
 				return nil, err
 			}

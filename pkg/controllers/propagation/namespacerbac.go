@@ -16,6 +16,7 @@ import (
 	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/memberrbac"
+	"github.com/federation-v1/federation/pkg/ownership"
 )
 
 // The federation writes Roles and RoleBindings in a member only in the
@@ -34,7 +35,7 @@ var roleBindings = rbacv1.SchemeGroupVersion.WithResource("rolebindings")
 // namespace of its own of that name, the create fails and the namespace is
 // left alone or adopted, unmarked.)
 func (c *Controller) markCreated(cluster string, fed, desired *unstructured.Unstructured, hash string) (*unstructured.Unstructured, string, error) {
-	if c.typ.Resource != membercluster.NamespacesResource || isAdopted(desired) {
+	if c.typ.Resource != membercluster.NamespacesResource || ownership.IsAdopted(desired) {
 		return desired, hash, nil
 	}
 	if cur, ok := c.members.Get(cluster, c.typ.Resource, "", fed.GetName()); ok {
@@ -54,7 +55,7 @@ func (c *Controller) markCreated(cluster string, fed, desired *unstructured.Unst
 
 func (c *Controller) isOurs(obj metav1.Object) bool {
 	o, _ := c.ownerOf(obj)
-	return o == ownedByUs
+	return o == ownership.Us
 }
 
 // unmarkCreated takes the created mark off what is sent to adopt a

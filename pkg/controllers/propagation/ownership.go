@@ -16,15 +16,10 @@ import (
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/memberrbac"
+	"github.com/federation-v1/federation/pkg/ownership"
 )
 
-// Ownership of member objects. A member object is ours when it carries our
-// federation-name label and our UID label or none (copies written before
-// the UID label existed); another federation's when it carries another
-// name or UID; else the member's own. Another federation's object is never
-// written, deleted or orphaned; the member's own is taken over only when
-// adoption is asked for, and is then marked adopted, so that deleting the
-// federated object gives it back instead of deleting it.
+// Ownership of member objects: see package ownership.
 
 // Event reasons of ownership.
 const (
@@ -35,40 +30,10 @@ const (
 	ReasonOrphan = "OrphanInCluster"
 )
 
-// owner says whose a member object is.
-type owner int
-
-const (
-	ownedByUs owner = iota
-	ownedByMember
-	ownedByOther
-)
-
 // ownerOf tells whose a member object is and, for another federation's,
 // names that federation.
-func (c *Controller) ownerOf(obj metav1.Object) (owner, string) {
-	labels := obj.GetLabels()
-	name, uid := labels[federationv1beta1.FederationLabel], labels[federationv1beta1.FederationUIDLabel]
-	ourName, ourUID := c.members.Federation(), c.members.FederationUID()
-	switch {
-	case uid != "" && uid == ourUID && (name == "" || name == ourName):
-		// Ours, even when someone took our name label off: it is put back.
-		return ownedByUs, ""
-	case name == ourName && (uid == "" || ourUID == ""):
-		// Written before copies carried our UID (or ours is not known).
-		return ownedByUs, ""
-	case name == "" && uid == "":
-		return ownedByMember, ""
-	case name == "" || name == ourName:
-		return ownedByOther, fmt.Sprintf("%q with UID %s", name, uid)
-	}
-	return ownedByOther, fmt.Sprintf("%q", name)
-}
-
-// isAdopted reports whether a member copy was the member's before we took
-// it over.
-func isAdopted(obj metav1.Object) bool {
-	return obj.GetAnnotations()[federationv1beta1.AdoptedAnnotation] == "true"
+func (c *Controller) ownerOf(obj metav1.Object) (ownership.Owner, string) {
+	return ownership.Of(obj, c.members.Federation(), c.members.FederationUID())
 }
 
 // adoptionAsked reports whether the member's own object of fed's name in
@@ -183,11 +148,11 @@ func (c *Controller) keepAdopted(cluster string, fed, desired *unstructured.Unst
 	adopted := false
 	if cur, ok := c.members.Get(cluster, c.typ.Resource, fed.GetNamespace(), fed.GetName()); ok {
 		o, _ := c.ownerOf(cur)
-		adopted = o == ownedByUs && isAdopted(cur)
+		adopted = o == ownership.Us && ownership.IsAdopted(cur)
 	} else if last, ok := c.applied.get(cluster, objKey); ok {
 		adopted = last.adopted
 	}
-	if !adopted || isAdopted(desired) {
+	if !adopted || ownership.IsAdopted(desired) {
 		return desired, hash, nil
 	}
 	return withAdopted(desired)
@@ -204,7 +169,7 @@ type copyRef struct {
 
 // refOf is the reference to a member copy found ours.
 func refOf(cp metav1.Object) *copyRef {
-	return &copyRef{uid: cp.GetUID(), adopted: isAdopted(cp), objectUID: types.UID(cp.GetAnnotations()[federationv1beta1.ObjectUIDAnnotation])}
+	return &copyRef{uid: cp.GetUID(), adopted: ownership.IsAdopted(cp), objectUID: types.UID(cp.GetAnnotations()[federationv1beta1.ObjectUIDAnnotation])}
 }
 
 // ofAnother reports whether the copy records a federated object other
@@ -219,7 +184,7 @@ func (r *copyRef) ofAnother(fed metav1.Object) bool {
 func (c *Controller) ownCopy(ctx context.Context, cluster string, fed *unstructured.Unstructured) (*copyRef, error) {
 	ns, name := fed.GetNamespace(), fed.GetName()
 	if cur, ok := c.members.Get(cluster, c.typ.Resource, ns, name); ok {
-		if o, _ := c.ownerOf(cur); o != ownedByUs {
+		if o, _ := c.ownerOf(cur); o != ownership.Us {
 			return nil, nil
 		}
 		return refOf(cur), nil
@@ -234,7 +199,7 @@ func (c *Controller) ownCopy(ctx context.Context, cluster string, fed *unstructu
 	if err != nil {
 		return nil, err
 	}
-	if o, _ := c.ownerOf(live); o != ownedByUs {
+	if o, _ := c.ownerOf(live); o != ownership.Us {
 		return nil, nil
 	}
 	return refOf(live), nil
@@ -261,7 +226,7 @@ func (c *Controller) foreignObjects(ctx context.Context, cluster, namespace stri
 		if r == "events" || memberSelf[r] == o.Name || isNamespaceAccess(&o) {
 			continue
 		}
-		if own, _ := c.ownerOf(&o); own == ownedByUs && !isAdopted(&o) {
+		if own, _ := c.ownerOf(&o); own == ownership.Us && !ownership.IsAdopted(&o) {
 			continue
 		}
 		what := r + "/" + o.Name

@@ -16,6 +16,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
+	"github.com/federation-v1/federation/pkg/ownership"
 )
 
 // strayInterval is how often each controller counts its strays: a count
@@ -34,22 +35,6 @@ var strayCopies = metrics.NewGaugeVec(&metrics.GaugeOpts{
 
 func init() {
 	legacyregistry.MustRegister(strayCopies)
-}
-
-// OurCopy reports whether a member object is a copy written by federation
-// name with UID uid: it has our name label, and our UID label or none (a
-// copy written before copies recorded it). An empty uid (not known) takes
-// any. An object another member object controls is not a copy, though it
-// may carry our label: a Deployment's ReplicaSets inherit its template's.
-func OurCopy(obj metav1.Object, name, uid string) bool {
-	l := obj.GetLabels()
-	if l[federationv1beta1.FederationLabel] != name {
-		return false
-	}
-	if got := l[federationv1beta1.FederationUIDLabel]; got != "" && uid != "" && got != uid {
-		return false
-	}
-	return metav1.GetControllerOf(obj) == nil
 }
 
 // federationUID is the UID of this federation when the members know it,
@@ -76,7 +61,7 @@ func (c *Controller) strays() map[string][]metav1.Object {
 		for _, obj := range c.members.ListMetadata(cl.Name, c.typ.Resource, metav1.NamespaceAll, selector) {
 			// The federation's own objects in a member (join's token in
 			// federation-system) carry our label but are no copies.
-			if _, never := federatedtypes.NeverPropagatedIn(c.never, c.typ.Resource.GroupResource(), obj.GetNamespace(), obj.GetName()); never || !OurCopy(obj, name, uid) {
+			if _, never := federatedtypes.NeverPropagatedIn(c.never, c.typ.Resource.GroupResource(), obj.GetNamespace(), obj.GetName()); never || !ownership.OurCopy(obj, name, uid) {
 				continue
 			}
 			// A copy whose object has a tombstone is being deleted.

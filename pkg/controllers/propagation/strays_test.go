@@ -114,11 +114,3 @@ func gauge(t *testing.T, cluster string) float64 {
 	require.NoError(t, err)
 	return v
 }
-
-func TestOurCopy(t *testing.T) {
-	assert.True(t, OurCopy(memberCopy("a", "u"), "fed", "u"))
-	assert.True(t, OurCopy(memberCopy("a", ""), "fed", "u"), "copies from before the UID label")
-	assert.True(t, OurCopy(memberCopy("a", "x"), "fed", ""), "our UID not known")
-	assert.False(t, OurCopy(memberCopy("a", "x"), "fed", "u"))
-	assert.False(t, OurCopy(memberCopy("a", "u"), "other", "u"))
-}
