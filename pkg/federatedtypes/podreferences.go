@@ -110,7 +110,7 @@ func (refs *referenceList) volume(v *corev1.VolumeSource, p *field.Path) error {
 		}
 	}
 	if v.PersistentVolumeClaim != nil {
-		refs.add(claims, "PersistentVolumeClaim", v.PersistentVolumeClaim.ClaimName, p.Child("persistentVolumeClaim", "claimName"), false)
+		refs.add(ClaimsResource, "PersistentVolumeClaim", v.PersistentVolumeClaim.ClaimName, p.Child("persistentVolumeClaim", "claimName"), false)
 	}
 	// The volume plugins' credentials.
 	if s := v.CSI; s != nil && s.NodePublishSecretRef != nil {

@@ -7,7 +7,7 @@ import "k8s.io/apimachinery/pkg/runtime/schema"
 // that name it are looked at again.
 func ReferencedResources(t *Type) []schema.GroupVersionResource {
 	if _, pods := podSpecPaths[t.Kind]; pods {
-		return []schema.GroupVersionResource{serviceAccounts, secrets, configMaps, claims}
+		return []schema.GroupVersionResource{serviceAccounts, secrets, configMaps, ClaimsResource}
 	}
 	switch t.Kind {
 	case "Secret":
@@ -17,7 +17,7 @@ func ReferencedResources(t *Type) []schema.GroupVersionResource {
 	case "RoleBinding":
 		return []schema.GroupVersionResource{roles}
 	case "PersistentVolumeClaim":
-		return []schema.GroupVersionResource{claims}
+		return []schema.GroupVersionResource{ClaimsResource}
 	case "Ingress":
 		return []schema.GroupVersionResource{secrets, services}
 	case "Service":

@@ -58,9 +58,10 @@ var (
 	serviceAccounts = schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}
 	secrets         = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 	configMaps      = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	claims          = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}
-	services        = schema.GroupVersionResource{Version: "v1", Resource: "services"}
-	roles           = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}
+	// ClaimsResource is where claims are, in members too.
+	ClaimsResource = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}
+	services       = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	roles          = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}
 )
 
 // podSpecPaths are where each kind holds its pod spec.
@@ -268,7 +269,7 @@ func (refs *referenceList) dataSource(group *string, kind, name string, ns *stri
 		// A Reference is in the copy's namespace only.
 		return fmt.Errorf("%s: the claim %q of namespace %q: a copy may name only claims of its own namespace", p.Child("namespace"), name, *ns)
 	}
-	refs.add(claims, "PersistentVolumeClaim", name, p, false)
+	refs.add(ClaimsResource, "PersistentVolumeClaim", name, p, false)
 	return nil
 }
 

@@ -18,13 +18,13 @@ var extensions = schema.GroupVersion{Group: "extensions", Version: "v1beta1"}
 
 // All are the federated types, namespaces first.
 var All = []*Type{
-	{Name: "namespaces", Resource: gvr("", "v1", "namespaces"), Kind: "Namespace", Defaults: defaultNamespace},
+	{Name: "namespaces", Resource: gvr("", "v1", "namespaces"), Kind: "Namespace", Namespace: true, Defaults: defaultNamespace},
 	{Name: "configmaps", Resource: gvr("", "v1", "configmaps"), Kind: "ConfigMap", Namespaced: true,
-		Fields: []string{"data", "binaryData", "immutable"}},
+		Fields: []string{"data", "binaryData", "immutable"}, MemberMade: rootCAConfigMap},
 	{Name: "secrets", Resource: gvr("", "v1", "secrets"), Kind: "Secret", Namespaced: true,
 		Fields: []string{"data", "type", "immutable"}},
 	{Name: "services", Resource: gvr("", "v1", "services"), Kind: "Service", Namespaced: true,
-		Fields: []string{"spec"}, Prune: pruneService, Status: serviceStatus, Endpoints: true, Conditions: true,
+		Fields: []string{"spec"}, Prune: pruneService, Status: serviceStatus, Endpoints: true, Conditions: true, Shaped: true,
 		Pods: &PodMarks{MapSelector: []string{"spec", "selector"}}},
 	{Name: "deployments", Resource: gvr("apps", "v1", "deployments"), Kind: "Deployment", Namespaced: true,
 		Served: []schema.GroupVersion{extensions},
@@ -48,12 +48,12 @@ var All = []*Type{
 			Fixed: map[string]bool{"completions": true}}},
 	{Name: "horizontalpodautoscalers", Resource: gvr("autoscaling", "v2", "horizontalpodautoscalers"), Kind: "HorizontalPodAutoscaler",
 		Served:     []schema.GroupVersion{{Group: "autoscaling", Version: "v1"}},
-		Namespaced: true, Fields: []string{"spec"}, Status: hpaStatus, Conditions: true, DividesHPA: true},
+		Namespaced: true, Fields: []string{"spec"}, Status: hpaStatus, Conditions: true, DividesHPA: true, Shaped: true},
 	// A member's own secrets and imagePullSecrets stay: secrets merge by
 	// name; imagePullSecrets is atomic, so the federation's list, when it
 	// has one, is the copy's.
 	{Name: "serviceaccounts", Resource: gvr("", "v1", "serviceaccounts"), Kind: "ServiceAccount", Namespaced: true,
-		Fields: []string{"secrets", "imagePullSecrets", "automountServiceAccountToken"}},
+		Fields: []string{"secrets", "imagePullSecrets", "automountServiceAccountToken"}, MemberMade: "default", AdoptsMemberMade: true},
 	{Name: "statefulsets", Resource: gvr("apps", "v1", "statefulsets"), Kind: "StatefulSet", Namespaced: true,
 		Fields: []string{"spec"}, Status: statefulSetStatus, ObservedGeneration: true, Conditions: true,
 		Pods:     &PodMarks{Templates: podTemplate, Selectors: podSelector, Claims: true, FixedSelectors: true},
@@ -69,18 +69,18 @@ var All = []*Type{
 	// What members fill in (volumeName, a default storageClassName) never
 	// travels, so it is no drift.
 	{Name: "persistentvolumeclaims", Resource: gvr("", "v1", "persistentvolumeclaims"), Kind: "PersistentVolumeClaim", Namespaced: true,
-		Fields: []string{"spec"}, Status: claimStatus, Complete: completeClaim},
+		Fields: []string{"spec"}, Status: claimStatus, Complete: completeClaim, Shaped: true},
 	{Name: "limitranges", Resource: gvr("", "v1", "limitranges"), Kind: "LimitRange", Namespaced: true,
 		Fields: []string{"spec"}},
 	{Name: "resourcequotas", Resource: gvr("", "v1", "resourcequotas"), Kind: "ResourceQuota", Namespaced: true,
-		Fields: []string{"spec"}, Status: resourceQuotaStatus, Complete: completeQuota},
+		Fields: []string{"spec"}, Status: resourceQuotaStatus, Complete: completeQuota, Shaped: true},
 	// Served in the RBAC group the federation authorizes with (rbacstores.go
 	// in pkg/apiserver); what members accept of them is bounded by package
 	// memberrbac.
 	{Name: "roles", Resource: gvr("rbac.authorization.k8s.io", "v1", "roles"), Kind: "Role", Namespaced: true,
-		Fields: []string{"rules"}},
+		Fields: []string{"rules"}, RBAC: true},
 	{Name: "rolebindings", Resource: gvr("rbac.authorization.k8s.io", "v1", "rolebindings"), Kind: "RoleBinding", Namespaced: true,
-		Fields: []string{"subjects", "roleRef"}},
+		Fields: []string{"subjects", "roleRef"}, RBAC: true},
 }
 
 // The pod template and selector of most workloads, whose selector cannot
@@ -150,4 +150,15 @@ func ByName(name string) *Type {
 		}
 	}
 	return nil
+}
+
+// MemberMade reports whether a member object of resource r named name is
+// one every member makes by itself in every namespace (Type.MemberMade).
+func MemberMade(r schema.GroupResource, name string) bool {
+	for _, t := range All {
+		if t.MemberMade != "" && t.Resource.GroupResource() == r {
+			return t.MemberMade == name
+		}
+	}
+	return false
 }

@@ -18,6 +18,29 @@ type Type struct {
 	Served []schema.GroupVersion
 	// Namespaced types are only placed where their namespace is.
 	Namespaced bool
+	// Namespace is the Namespace type itself: its copies are marked as
+	// the federation's (created-by, or adopted-by when adopted: members
+	// let the federation write only in those), deleting one waits for
+	// what the member holds in it, and every member's own default is
+	// shared: placed, never written.
+	Namespace bool
+	// RBAC types (Roles, RoleBindings) are written in a member only
+	// through the federation's RBAC rights in the copy's namespace, a
+	// RoleBinding it makes there first (package memberrbac).
+	RBAC bool
+	// Shaped types have a status their members write and no generation
+	// (Kubernetes sets metadata.generation on neither): what a write left
+	// is remembered by its shape, which needs the member's whole answer.
+	Shaped bool
+	// MemberMade names the object of the type every member makes by
+	// itself in every namespace (kube-root-ca.crt, default): it does not
+	// keep a namespace from being deleted.
+	MemberMade string
+	// AdoptsMemberMade: the federated object of MemberMade's name takes
+	// over the member's own in the namespaces the federation created
+	// there (it was made for the federation's namespace; a federated
+	// ServiceAccount default configures it).
+	AdoptsMemberMade bool
 	// Finalized types are held at deletion by the controller's finalizer,
 	// as Namespaces are, because their storage records no tombstones
 	// (CustomResourceDefinitions and custom resources).

@@ -14,6 +14,7 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/federation-v1/federation/pkg/membercluster"
@@ -60,6 +61,15 @@ var RefusedVerbs = []string{rbacv1.VerbAll, "escalate", "bind", "impersonate"}
 // AccessName names, after the federation, the ClusterRole of its RBAC
 // rights in a namespace and the RoleBinding to it in each namespace.
 func AccessName(fed string) string { return "federation-" + fed + "-namespace-rbac" }
+
+// IsAccessBinding reports whether a member object of resource r is the
+// RoleBinding of a federation's RBAC rights in its namespace (AccessName):
+// it goes with the namespace, and does not keep a namespace the
+// federation created from being deleted.
+func IsAccessBinding(r schema.GroupResource, obj metav1.Object) bool {
+	fed := obj.GetLabels()[AccessLabel]
+	return r == rbacv1.Resource("rolebindings") && fed != "" && obj.GetName() == AccessName(fed)
+}
 
 // Account is the federation's service account in a member.
 func Account(fed string) rbacv1.Subject {

@@ -15,17 +15,12 @@ type writtenCopy interface {
 	runtime.Object
 }
 
-// shapedTypes are the types with a status their members write and no
-// generation (Kubernetes sets metadata.generation on neither): what our
-// write left is remembered by its shape, which needs the whole answer.
-// Every other type's answers are metadata only, which is cheaper to decode.
-var shapedTypes = map[string]bool{"services": true, "horizontalpodautoscalers": true, "persistentvolumeclaims": true, "resourcequotas": true}
-
 // wholeAnswers reports whether the type's writes ask for the whole stored
-// object: its member caches hold whole objects too, whose shape a status
-// write does not change.
+// object (federatedtypes.Type.Shaped): its member caches hold whole
+// objects too, whose shape a status write does not change. Every other
+// type's answers are metadata only, which is cheaper to decode.
 func (c *Controller) wholeAnswers() bool {
-	return shapedTypes[c.typ.Name] && !c.typ.MetadataOnly()
+	return c.typ.Shaped && !c.typ.MetadataOnly()
 }
 
 // createIn creates desired in a member (failing with AlreadyExists when

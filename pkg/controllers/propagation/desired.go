@@ -140,7 +140,7 @@ func DesiredFor(desired *unstructured.Unstructured, plan replicaplan.Plan, clust
 
 // withAdopted is an object as sent to a member, marked as adopted there,
 // and its hash: an adopted copy stays marked on every write.
-func withAdopted(sent *unstructured.Unstructured) (*unstructured.Unstructured, string, error) {
+func withAdopted(t *federatedtypes.Type, sent *unstructured.Unstructured) (*unstructured.Unstructured, string, error) {
 	out := sent.DeepCopy()
 	annotations := out.GetAnnotations()
 	if annotations == nil {
@@ -149,7 +149,7 @@ func withAdopted(sent *unstructured.Unstructured) (*unstructured.Unstructured, s
 	annotations[federationv1beta1.AdoptedAnnotation] = "true"
 	out.SetAnnotations(annotations)
 	unmarkCreated(out)
-	if out.GetKind() == "Namespace" {
+	if t.Namespace {
 		// The member's namespace becomes one the federation may write in
 		// (namespaceowner.go), and stays so while we apply it.
 		labels := out.GetLabels()

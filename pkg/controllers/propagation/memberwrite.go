@@ -22,7 +22,6 @@ import (
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
-	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/memberrbac"
 	"github.com/federation-v1/federation/pkg/ownership"
 )
@@ -145,7 +144,7 @@ func (c *Controller) applyCopy(ctx context.Context, cluster string, fed, desired
 		}
 		if ownership.IsAdopted(live) && !ownership.IsAdopted(desired) {
 			var err error
-			if desired, hash, err = withAdopted(desired); err != nil {
+			if desired, hash, err = withAdopted(c.typ, desired); err != nil {
 				return nil, err
 			}
 		}
@@ -211,7 +210,7 @@ func (c *Controller) createCopy(ctx context.Context, cluster string, fed, desire
 		// Ours, and our cache did not know (it had not synced, or our
 		// write's echo is late).
 		if ownership.IsAdopted(live) {
-			if desired, _, err = withAdopted(desired); err != nil {
+			if desired, _, err = withAdopted(c.typ, desired); err != nil {
 				return nil, err
 			}
 		}
@@ -234,7 +233,7 @@ func (c *Controller) adopt(ctx context.Context, cluster string, fed, desired *un
 	if !c.adoptionAsked(cluster, fed) && !c.adoptedAtJoin(live) {
 		return nil, c.conflict(cluster, fed, live, "")
 	}
-	marked, _, err := withAdopted(desired)
+	marked, _, err := withAdopted(c.typ, desired)
 	if err != nil {
 		return nil, err
 	}
@@ -353,7 +352,7 @@ func (c *Controller) deleteCopy(ctx context.Context, cluster string, fed *unstru
 		}
 		return &memberwrites.Event{Reason: ReasonOrphan, Verb: "Left the adopted", Suffix: " to the member"}, nil
 	}
-	if c.typ.Resource == membercluster.NamespacesResource {
+	if c.typ.Namespace {
 		foreign, err := c.foreignObjects(ctx, cluster, name)
 		if err != nil {
 			c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonDeleteFailed, "Listing what %s holds in cluster %s failed: %v", c.what(objKey), cluster, err)
@@ -407,7 +406,7 @@ func (c *Controller) orphanCopy(ctx context.Context, cluster string, fed *unstru
 	}
 	c.applied.forget(cluster, key(ns, name))
 	labels := map[string]any{federationv1beta1.FederationLabel: nil, federationv1beta1.FederationUIDLabel: nil}
-	if c.typ.Resource == membercluster.NamespacesResource {
+	if c.typ.Namespace {
 		labels[memberrbac.CreatedByLabel] = nil                         // and its RBAC rights there with it
 		labels[memberrbac.AdoptedByLabel(c.members.Federation())] = nil // and its right to write in it
 	}

@@ -35,7 +35,7 @@ var roleBindings = rbacv1.SchemeGroupVersion.WithResource("rolebindings")
 // namespace of its own of that name, the create fails and the namespace is
 // left alone or adopted, unmarked.)
 func (c *Controller) markCreated(cluster string, fed, desired *unstructured.Unstructured, hash string) (*unstructured.Unstructured, string, error) {
-	if c.typ.Resource != membercluster.NamespacesResource || ownership.IsAdopted(desired) {
+	if !c.typ.Namespace || ownership.IsAdopted(desired) {
 		return desired, hash, nil
 	}
 	if cur, ok := c.members.Get(cluster, c.typ.Resource, "", fed.GetName()); ok {
@@ -67,20 +67,12 @@ func unmarkCreated(obj *unstructured.Unstructured) {
 	}
 }
 
-// isNamespaceAccess reports whether a member object is the RoleBinding of
-// a federation's RBAC rights in its namespace: it goes with the namespace,
-// and does not keep a namespace the federation created from being deleted.
-func isNamespaceAccess(o *membercluster.Object) bool {
-	return o.Resource.Group == rbacv1.GroupName && o.Resource.Resource == "rolebindings" &&
-		o.GetLabels()[memberrbac.AccessLabel] != "" && o.Name == memberrbac.AccessName(o.GetLabels()[memberrbac.AccessLabel])
-}
-
 // applyWithAccess applies a copy; for Roles and RoleBindings, it first
 // makes sure the federation is bound to its rights in the copy's
 // namespace, and when the member refuses the write (403) makes sure again
 // (the binding may have been deleted there) and tries once more.
 func (c *Controller) applyWithAccess(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured, hash string) (*memberwrites.Event, error) {
-	if c.typ.Resource.Group != rbacv1.GroupName {
+	if !c.typ.RBAC {
 		return c.applyCopy(ctx, cluster, fed, desired, hash)
 	}
 	ns := fed.GetNamespace()

@@ -50,7 +50,7 @@ func TestNamespaceCopiesAreMarkedCreatedOnlyWhenTheFederationCreatesThem(t *test
 	assert.Equal(t, hash, keptHash)
 
 	members.cache["c1"] = map[string]*unstructured.Unstructured{}
-	adopted, _, err := withAdopted(marked)
+	adopted, _, err := withAdopted(federatedtypes.ByName("namespaces"), marked)
 	require.NoError(t, err)
 	assert.NotContains(t, adopted.GetLabels(), memberrbac.CreatedByLabel, "an adopted namespace is the member's: never marked")
 	stillAdopted, _, err := tc.markCreated("c1", fed, adopted, "h")

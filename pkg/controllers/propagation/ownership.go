@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/memberrbac"
 	"github.com/federation-v1/federation/pkg/ownership"
@@ -55,7 +56,7 @@ func (c *Controller) adoptionAsked(cluster string, fed *unstructured.Unstructure
 // (its default, say) the member's pods run as that account: taking it
 // over needs the adoption right, as for any other object.
 func (c *Controller) defaultAccount(cluster string, fed *unstructured.Unstructured) bool {
-	if c.typ.Resource.GroupResource() != corev1.Resource("serviceaccounts") || fed.GetName() != memberSelf["serviceaccounts"] {
+	if !c.typ.AdoptsMemberMade || fed.GetName() != c.typ.MemberMade {
 		return false
 	}
 	ns, ok := c.members.Get(cluster, membercluster.NamespacesResource, "", fed.GetNamespace())
@@ -66,7 +67,7 @@ func (c *Controller) defaultAccount(cluster string, fed *unstructured.Unstructur
 // this federation by the member's admin (kubefed join --adopt-namespaces):
 // the federated Namespace of its name takes it over without asking.
 func (c *Controller) adoptedAtJoin(live metav1.Object) bool {
-	return c.typ.Resource == membercluster.NamespacesResource && live.GetLabels()[memberrbac.AdoptedByLabel(c.members.Federation())] == memberrbac.Adopted
+	return c.typ.Namespace && live.GetLabels()[memberrbac.AdoptedByLabel(c.members.Federation())] == memberrbac.Adopted
 }
 
 // deletesAdopted reports whether deleting fed deletes its adopted copies
@@ -79,7 +80,7 @@ func deletesAdopted(fed *unstructured.Unstructured) bool {
 // default: it is placed (objects in it propagate) but never written,
 // owned or deleted in a member.
 func (c *Controller) shared(fed *unstructured.Unstructured) bool {
-	return c.typ.Resource == membercluster.NamespacesResource && fed.GetName() == metav1.NamespaceDefault
+	return c.typ.Namespace && fed.GetName() == metav1.NamespaceDefault
 }
 
 // conflict reports a member object of fed's name that is not ours, and
@@ -155,7 +156,7 @@ func (c *Controller) keepAdopted(cluster string, fed, desired *unstructured.Unst
 	if !adopted || ownership.IsAdopted(desired) {
 		return desired, hash, nil
 	}
-	return withAdopted(desired)
+	return withAdopted(c.typ, desired)
 }
 
 // ourCopy is what tells how to let a copy go.
@@ -205,10 +206,6 @@ func (c *Controller) ownCopy(ctx context.Context, cluster string, fed *unstructu
 	return refOf(live), nil
 }
 
-// memberSelf are the objects a member makes by itself in every namespace:
-// they do not keep the namespace from being deleted.
-var memberSelf = map[string]string{"configmaps": "kube-root-ca.crt", "serviceaccounts": "default"}
-
 // maxNamed bounds the objects named in an event.
 const maxNamed = 10
 
@@ -223,7 +220,7 @@ func (c *Controller) foreignObjects(ctx context.Context, cluster, namespace stri
 	var out []string
 	for _, o := range objs {
 		r := o.Resource.Resource
-		if r == "events" || memberSelf[r] == o.Name || isNamespaceAccess(&o) {
+		if r == "events" || federatedtypes.MemberMade(o.Resource.GroupResource(), o.Name) || memberrbac.IsAccessBinding(o.Resource.GroupResource(), &o) {
 			continue
 		}
 		if own, _ := c.ownerOf(&o); own == ownership.Us && !ownership.IsAdopted(&o) {

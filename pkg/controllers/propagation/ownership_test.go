@@ -211,7 +211,7 @@ func TestAConflictGivesPropagatedFalse(t *testing.T) {
 func adoptedCopy(t *testing.T, fed *unstructured.Unstructured) *unstructured.Unstructured {
 	d, _, err := Desired(federatedtypes.ByName("configmaps"), fed, "fed", "fed-uid")
 	require.NoError(t, err)
-	d, _, err = withAdopted(d)
+	d, _, err = withAdopted(federatedtypes.ByName("configmaps"), d)
 	require.NoError(t, err)
 	d.SetResourceVersion("1")
 	return d

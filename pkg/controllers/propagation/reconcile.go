@@ -130,7 +130,7 @@ func (c *Controller) current(key string) (*unstructured.Unstructured, error) {
 // at again shortly. Other objects get none: their deletions are recorded in
 // tombstones (tombstones.go).
 func (c *Controller) ensureFinalizer(ctx context.Context, key string, fed *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	if (c.typ.Resource != federatedtypes.Namespaces.Resource && !c.typ.Finalized) || slices.Contains(fed.GetFinalizers(), Finalizer) {
+	if (!c.typ.Namespace && !c.typ.Finalized) || slices.Contains(fed.GetFinalizers(), Finalizer) {
 		return fed, nil
 	}
 	fed.SetFinalizers(append(fed.GetFinalizers(), Finalizer))

@@ -115,7 +115,7 @@ func (c *Controller) claimsOurs(ctx context.Context, cluster string, fed, desire
 	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
 	defer cancel()
 	// One list of the namespace's claims not made from our templates.
-	others, err := client.Resource(federatedtypes.ByName("persistentvolumeclaims").Resource).Namespace(desired.GetNamespace()).List(ctx, metav1.ListOptions{
+	others, err := client.Resource(federatedtypes.ClaimsResource).Namespace(desired.GetNamespace()).List(ctx, metav1.ListOptions{
 		LabelSelector: federatedtypes.ClaimLabel + "!=" + c.members.Federation()})
 	if err != nil {
 		return fmt.Errorf("listing the claims of namespace %s in cluster %s: %w", desired.GetNamespace(), cluster, err)
