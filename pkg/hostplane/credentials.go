@@ -12,7 +12,6 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/localplane"
 	"github.com/federation-v1/federation/pkg/pki"
 )
 
@@ -107,11 +106,11 @@ func IssueCredentials(l Layout, encryptionConfig []byte) (*Credentials, error) {
 		return nil, fmt.Errorf("issuing the federation's credentials: %w", err)
 	}
 	if encryptionConfig == nil {
-		if encryptionConfig, err = localplane.NewEncryptionConfig(); err != nil {
+		if encryptionConfig, err = pki.NewEncryptionConfig(); err != nil {
 			return nil, err
 		}
 	}
-	cmKubeconfig, err := clientcmd.Write(*localplane.CertKubeconfig(federationv1beta1.ControllerManagerUser, l.InternalAPIServerURL(),
+	cmKubeconfig, err := clientcmd.Write(*pki.Kubeconfig(federationv1beta1.ControllerManagerUser, l.InternalAPIServerURL(),
 		ca.CertPEM(), files["cm-client.crt"], files["cm-client.key"]))
 	if err != nil {
 		return nil, err
@@ -132,7 +131,7 @@ func IssueCredentials(l Layout, encryptionConfig []byte) (*Credentials, error) {
 // AdminKubeconfig is the admin's kubeconfig of the federation at server:
 // cluster, user and context all named after it, everything embedded.
 func (c *Credentials) AdminKubeconfig(name, server string) *clientcmdapi.Config {
-	return localplane.CertKubeconfig(name, server, c.Data[KeyCA], c.AdminCert, c.AdminKey)
+	return pki.Kubeconfig(name, server, c.Data[KeyCA], c.AdminCert, c.AdminKey)
 }
 
 // Reusable says why the credentials in an existing Secret cannot serve the

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/server/options/encryptionconfig"
 	"k8s.io/apiserver/pkg/storage/value"
+
+	"github.com/federation-v1/federation/pkg/pki"
 )
 
 // createdPlane is a new plane written to a temporary folder, as init
@@ -43,7 +45,7 @@ func TestEncryptionConfigSealsSecrets(t *testing.T) {
 	dataCtx := value.DefaultContext("/registry/secrets/default/s")
 	sealed, err := secrets.TransformToStorage(ctx, []byte("k8s\x00plaintext-value"), dataCtx)
 	require.NoError(t, err)
-	assert.Regexp(t, "^k8s:enc:secretbox:v1:"+encryptionKeyName+":", string(sealed))
+	assert.Regexp(t, "^k8s:enc:secretbox:v1:"+pki.EncryptionKeyName+":", string(sealed))
 	assert.NotContains(t, string(sealed), "plaintext-value")
 	opened, stale, err := secrets.TransformFromStorage(ctx, sealed, dataCtx)
 	require.NoError(t, err)

@@ -1,7 +1,8 @@
-// Package pki issues the certificates a local control plane or test
-// environment needs: a self-signed CA, serving certificates for loopback and
-// given hosts, and client certificates whose CN and O Kubernetes reads as user
-// and groups.
+// Package pki issues the credentials a control plane (local, in a host
+// cluster) or test environment needs: a self-signed CA, serving
+// certificates for loopback and given hosts, client certificates whose CN
+// and O Kubernetes reads as user and groups, kubeconfigs embedding them,
+// and the key that seals Secrets at rest.
 package pki
 
 import (
