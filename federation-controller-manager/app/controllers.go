@@ -15,8 +15,10 @@ import (
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/capacity"
 	"github.com/federation-v1/federation/pkg/controllers/cluster"
+	"github.com/federation-v1/federation/pkg/controllers/customresources"
 	"github.com/federation-v1/federation/pkg/controllers/deploymenthistory"
 	"github.com/federation-v1/federation/pkg/controllers/dnspublisher"
+	"github.com/federation-v1/federation/pkg/controllers/federationquota"
 	"github.com/federation-v1/federation/pkg/controllers/propagation"
 	"github.com/federation-v1/federation/pkg/controllers/servicedns"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
@@ -104,34 +106,46 @@ func federationUID(ctx context.Context, client kubernetes.Interface) (string, er
 // nil function when the controller is not configured to run.
 type initFunc func(ctx context.Context, cc *ControllerContext) (run func(ctx context.Context) error, err error)
 
-// controllers by name; each package exports its Name.
-var controllers = map[string]initFunc{
-	cluster.Name: func(_ context.Context, cc *ControllerContext) (func(context.Context) error, error) {
-		c, err := cluster.New(cc.FedClient, cc.FedInformers.Federation().V1beta1().Clusters(),
-			cc.SystemInformers.Core().V1().Secrets(), cc.Recorder, cc.Options.Cluster)
-		if err != nil {
-			return nil, err
-		}
-		return c.Run, nil
-	},
-	servicedns.Name: startServiceDNS,
-	// The DNS zone and server kubefed join reads (federation-system/federation-dns).
-	dnspublisher.Name: startDNSPublisher,
-	// Deployments' revision history at the federation (kubectl rollout
-	// history/undo, the rollback subresource, Helm's --wait).
-	deploymenthistory.Name: func(_ context.Context, cc *ControllerContext) (func(context.Context) error, error) {
-		c, err := deploymenthistory.New(cc.KubeClient, cc.KubeInformers.Apps().V1().Deployments(), resync, cc.Recorder, 4)
-		if err != nil {
-			return nil, err
-		}
-		return c.Run, nil
-	},
-}
+// controllers are every controller by name (each package exports its
+// Name): the one list of them.
+var controllers = registry()
 
-func init() {
-	for _, a := range federatedtypes.All {
-		controllers[a.Name] = propagationInit(a)
+func registry() map[string]initFunc {
+	out := map[string]initFunc{
+		cluster.Name: func(_ context.Context, cc *ControllerContext) (func(context.Context) error, error) {
+			c, err := cluster.New(cc.FedClient, cc.FedInformers.Federation().V1beta1().Clusters(),
+				cc.SystemInformers.Core().V1().Secrets(), cc.Recorder, cc.Options.Cluster)
+			if err != nil {
+				return nil, err
+			}
+			return c.Run, nil
+		},
+		servicedns.Name: startServiceDNS,
+		// The DNS zone and server kubefed join reads (federation-system/federation-dns).
+		dnspublisher.Name: startDNSPublisher,
+		// Deployments' revision history at the federation (kubectl rollout
+		// history/undo, the rollback subresource, Helm's --wait).
+		deploymenthistory.Name: func(_ context.Context, cc *ControllerContext) (func(context.Context) error, error) {
+			c, err := deploymenthistory.New(cc.KubeClient, cc.KubeInformers.Apps().V1().Deployments(), resync, cc.Recorder, 4)
+			if err != nil {
+				return nil, err
+			}
+			return c.Run, nil
+		},
+		// The federation's own object counts in ResourceQuotas' status.
+		federationquota.Name: startQuotaUsage,
+		// CRDs are propagated as one more type; the custom resources of
+		// each CRD by a propagation controller that customresources.Name
+		// starts at run time, named in --controllers by the CRD's name,
+		// <plural>.<group>.
+		customresources.CRDsName: propagationInit(customresources.CRDs),
+		customresources.Name:     startCustomResources,
 	}
+	// One propagation controller per federated type.
+	for _, a := range federatedtypes.All {
+		out[a.Name] = propagationInit(a)
+	}
+	return out
 }
 
 // propagationInit makes the init function of the propagation controller of one type.

@@ -10,24 +10,19 @@ import (
 	"github.com/federation-v1/federation/pkg/controllers/customresources"
 )
 
-// The custom resources' controllers: CRDs are propagated as one more type
-// (customresources.CRDsName); the custom resources of each CRD by a
-// propagation controller that customresources.Name starts at run time,
-// named in --controllers by the CRD's name, <plural>.<group>.
-func init() {
-	controllers[customresources.CRDsName] = propagationInit(customresources.CRDs)
-	controllers[customresources.Name] = func(_ context.Context, cc *ControllerContext) (func(context.Context) error, error) {
-		members, err := cc.members()
-		if err != nil {
-			return nil, err
-		}
-		c, err := customresources.New(cc.FedDynamic, cc.DynamicInformers.ForResource(customresources.CRDResource), members,
-			cc.Options.customResourceEnabled, cc.Recorder, cc.Options.Propagation)
-		if err != nil {
-			return nil, err
-		}
-		return c.Run, nil
+// startCustomResources runs the controller that starts, for each
+// Established CRD, the propagation controller of its custom resources.
+func startCustomResources(_ context.Context, cc *ControllerContext) (func(context.Context) error, error) {
+	members, err := cc.members()
+	if err != nil {
+		return nil, err
 	}
+	c, err := customresources.New(cc.FedDynamic, cc.DynamicInformers.ForResource(customresources.CRDResource), members,
+		cc.Options.customResourceEnabled, cc.Recorder, cc.Options.Propagation)
+	if err != nil {
+		return nil, err
+	}
+	return c.Run, nil
 }
 
 // customResourceEnabled reports whether the propagation of a CRD's custom

@@ -10,10 +10,6 @@ import (
 // --concurrent-resource-quota-syncs default).
 const quotaWorkers = 5
 
-func init() {
-	controllers[federationquota.Name] = startQuotaUsage
-}
-
 // startQuotaUsage runs the resource quota controller for the federation's
 // object counts, from the dynamic informers the propagation controllers
 // share, recounting every quota every resync (Kubernetes'
