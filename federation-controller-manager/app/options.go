@@ -18,7 +18,6 @@ import (
 	"github.com/federation-v1/federation/pkg/controllers/cluster"
 	"github.com/federation-v1/federation/pkg/controllers/propagation"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
-	"github.com/federation-v1/federation/pkg/membercluster"
 )
 
 // Options are the command-line options.
@@ -117,7 +116,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Propagation.DefaultConflictResolution, "default-conflict-resolution", o.Propagation.DefaultConflictResolution, "what to do with a member object of a federated object's name that this federation did not create, unless the federated object's "+federationv1beta1.ConflictResolutionAnnotation+" annotation says: abort (leave it, report the conflict) or adopt (take it over, as Federation v1 did)")
 	fs.StringSliceVar(&o.Propagation.LocalSecretTypes, "local-secret-types", o.Propagation.LocalSecretTypes, "types of the Secrets that stay at the federation and are never propagated, as those labelled "+federationv1beta1.LocalLabel+"=true (the default keeps Helm v3's release records out of the members); empty for none")
 	fs.DurationVar(&o.Propagation.UnheldReferenceRecheck, "optional-reference-recheck", o.Propagation.UnheldReferenceRecheck, "how often the objects that member copies name optionally (optional: true, an Ingress's backend Services, an ExternalName's Service), and that are not the federation's copies there, are read again: a copy naming one the member made meanwhile is removed from it (at most 200 reads per type a round); 0 never")
-	fs.StringVar(&o.FederationName, "federation-name", o.FederationName, "name of the federation, as in its DNS names (SERVICE.NAMESPACE.FEDERATION.svc.ZONE) and in the "+membercluster.FederationLabel+" label on member copies")
+	fs.StringVar(&o.FederationName, "federation-name", o.FederationName, "name of the federation, as in its DNS names (SERVICE.NAMESPACE.FEDERATION.svc.ZONE) and in the "+federationv1beta1.FederationLabel+" label on member copies")
 	fs.StringVar(&o.DNS.Provider, "dns-provider", o.DNS.Provider, "DNS provider of the service DNS records: coredns")
 	fs.StringVar(&o.DNS.ProviderConfig, "dns-provider-config", o.DNS.ProviderConfig, "coredns-provider.conf (v1 format: etcd-endpoints, zones, coredns-endpoints); without it the service-dns controller does not run")
 	fs.StringVar(&o.DNS.ZoneName, "dns-zone-name", o.DNS.ZoneName, "DNS zone of the federation, e.g. example.com. (default: the provider config's first zone)")

@@ -28,12 +28,12 @@ import (
 	_ "k8s.io/component-base/metrics/prometheus/workqueue"
 	"k8s.io/klog/v2"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/cachetrim"
 	"github.com/federation-v1/federation/pkg/controllers/propagation"
 	"github.com/federation-v1/federation/pkg/generated/clientset/versioned"
 	fedscheme "github.com/federation-v1/federation/pkg/generated/clientset/versioned/scheme"
 	fedinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
-	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/tombstone"
 	"github.com/federation-v1/federation/pkg/version"
 )
@@ -151,7 +151,7 @@ func runControllers(ctx context.Context, o *Options, cfg *rest.Config, kubeClien
 		FedClient:       fedClient,
 		KubeClient:      kubeClient,
 		FedInformers:    fedinformers.NewSharedInformerFactoryWithOptions(fedClient, 0, fedinformers.WithTransform(cachetrim.ManagedFields)),
-		SystemInformers: kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0, trimmed, kubeinformers.WithNamespace(membercluster.SecretNamespace)),
+		SystemInformers: kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0, trimmed, kubeinformers.WithNamespace(federationv1beta1.SystemNamespace)),
 		KubeInformers:   kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, resync, trimmed),
 		TombstoneInformers: kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0, trimmed,
 			kubeinformers.WithNamespace(tombstone.Namespace), kubeinformers.WithTweakListOptions(propagation.TombstoneSelector)),

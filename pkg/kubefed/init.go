@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/hostplane"
 	"github.com/federation-v1/federation/pkg/localplane"
 )
@@ -228,7 +229,7 @@ func (o *initOptions) run(cmd *cobra.Command, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(out, " done")
-	if err := step(out, "Creating a namespace "+localplane.SystemNamespace+" for federation system components", func() error {
+	if err := step(out, "Creating a namespace "+federationv1beta1.SystemNamespace+" for federation system components", func() error {
 		if err := plane.EnsureSystemNamespace(ctx); err != nil {
 			return err
 		}

@@ -229,9 +229,9 @@ func createMemberAccess(ctx context.Context, member kubernetes.Interface, a *mem
 
 // registerCluster stores the credentials in the federation and creates the Cluster.
 func registerCluster(ctx context.Context, fed *federationClients, cluster *federationv1beta1.Cluster, token, ca []byte, undo *rollback) error {
-	secrets := fed.kube.CoreV1().Secrets(membercluster.SecretNamespace)
+	secrets := fed.kube.CoreV1().Secrets(federationv1beta1.SystemNamespace)
 	secret, err := secrets.Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: cluster.Name + "-", Namespace: membercluster.SecretNamespace},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: cluster.Name + "-", Namespace: federationv1beta1.SystemNamespace},
 		Data:       map[string][]byte{membercluster.TokenKey: token, membercluster.CAKey: ca},
 	}, metav1.CreateOptions{})
 	if err != nil {

@@ -9,12 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/memberrbac"
 )
-
-// federationLabel marks the member-side objects of a federation's access.
-const federationLabel = federationv1beta1.FederationLabel
 
 // memberAccess are the objects join creates in a member so that the
 // federation can manage it: an account, only the rights the federated types
@@ -65,9 +61,9 @@ var memberRules = []rbacv1.PolicyRule{
 
 func newMemberAccess(fed string) *memberAccess {
 	name := accessName(fed)
-	ns := membercluster.SecretNamespace
+	ns := federationv1beta1.SystemNamespace
 	meta := func(namespace string) metav1.ObjectMeta {
-		return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{federationLabel: fed}}
+		return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{federationv1beta1.FederationLabel: fed}}
 	}
 	token := meta(ns)
 	token.Name = name + "-token"

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/federation-v1/federation/pkg/localplane"
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
 
 // The member's cluster DNS configuration that join extends.
@@ -22,14 +22,14 @@ const (
 // federationDNS reads the federation's DNS zone and server, which init
 // publishes; ok is false when the federation has no DNS.
 func federationDNS(ctx context.Context, fed kubernetes.Interface) (zone, server string, ok bool, err error) {
-	cm, err := fed.CoreV1().ConfigMaps(localplane.SystemNamespace).Get(ctx, localplane.DNSConfigMap, metav1.GetOptions{})
+	cm, err := fed.CoreV1().ConfigMaps(federationv1beta1.SystemNamespace).Get(ctx, federationv1beta1.DNSConfigMap, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return "", "", false, nil
 	}
 	if err != nil {
 		return "", "", false, fmt.Errorf("reading the federation's DNS settings: %w", err)
 	}
-	zone, server = cm.Data[localplane.DNSZoneKey], cm.Data[localplane.DNSServerKey]
+	zone, server = cm.Data[federationv1beta1.DNSZoneKey], cm.Data[federationv1beta1.DNSServerKey]
 	return zone, server, zone != "" && server != "", nil
 }
 

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/federation-v1/federation/pkg/membercluster"
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/memberrbac"
 )
 
@@ -23,7 +23,7 @@ import (
 // keeps the federation's credentials in: the federation never writes there
 // (it never propagates into them, and its controllers write nothing else
 // in a member), so its identity is refused there outright.
-var protectedNamespaces = []string{"kube-system", "kube-public", "kube-node-lease", membercluster.SecretNamespace}
+var protectedNamespaces = []string{"kube-system", "kube-public", "kube-node-lease", federationv1beta1.SystemNamespace}
 
 // newMemberPolicy is the ValidatingAdmissionPolicy, and its binding, that
 // join installs in a member so that the member need not trust the
@@ -112,7 +112,7 @@ func namespaceValidation(fed, policy string) admissionregistrationv1.Validation 
 	// let go (take its label off) where the namespace is no longer its own:
 	// a federated namespace orphaned in a member while the deletion of its
 	// objects is under way.
-	fedLabel := strconv.Quote(federationLabel)
+	fedLabel := strconv.Quote(federationv1beta1.FederationLabel)
 	ours := func(obj string) string {
 		return fmt.Sprintf("(%s != null && has(%s.metadata.labels) && %s in %s.metadata.labels && %s.metadata.labels[%s] == %s)", obj, obj, fedLabel, obj, obj, fedLabel, name)
 	}

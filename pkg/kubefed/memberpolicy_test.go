@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/memberrbac"
 )
 
@@ -33,7 +34,7 @@ func TestMemberPolicyObjects(t *testing.T) {
 	a := newMemberAccess("fed")
 	p, b := a.Policy, a.PolicyBinding
 	assert.Equal(t, "federation-fed", p.Name, "named after the federation")
-	assert.Equal(t, "fed", p.Labels[federationLabel])
+	assert.Equal(t, "fed", p.Labels[federationv1beta1.FederationLabel])
 	assert.Equal(t, "ValidatingAdmissionPolicy", p.Kind)
 	assert.Equal(t, "admissionregistration.k8s.io/v1", p.APIVersion)
 	assert.Equal(t, admissionregistrationv1.Fail, *p.Spec.FailurePolicy)
@@ -326,8 +327,8 @@ func TestMemberPolicyNamespaceRule(t *testing.T) {
 	created := labelled(map[string]string{memberrbac.CreatedByLabel: "fed"})
 	adopted := labelled(map[string]string{memberrbac.AdoptedByLabel("fed"): "true"})
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}
-	ourCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Labels: map[string]string{federationLabel: "fed"}}}
-	othersCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Labels: map[string]string{federationLabel: "other"}}}
+	ourCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Labels: map[string]string{federationv1beta1.FederationLabel: "fed"}}}
+	othersCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Labels: map[string]string{federationv1beta1.FederationLabel: "other"}}}
 	const refused = `federation "fed" may not write in namespace payments: it neither created it nor was it adopted (label federation.kubernetes.io/created-by or federation.kubernetes.io/adopted-by.fed) (policy federation-fed)`
 	req := func(name string, op admission.Operation) request {
 		r := request{name: name, user: fedUser, op: op, resource: configMaps, kind: "ConfigMap", namespace: "payments", objName: "x"}

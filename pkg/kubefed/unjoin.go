@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/federation-v1/federation/pkg/membercluster"
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/memberrbac"
 )
 
@@ -59,13 +59,13 @@ func (o *unjoinOptions) run(ctx context.Context, out, errOut io.Writer) error {
 	if err := o.removeMemberAccess(ctx); err != nil {
 		name := accessName(o.federation)
 		fmt.Fprintf(errOut, "warning: could not clean up cluster %q (remove them by hand: ServiceAccount and Secret %s/%s[-token], ClusterRole and ClusterRoleBinding %s, ClusterRole %s and the RoleBindings labelled %s=%s, ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding %s, the label %s=%s of namespaces): %v\n",
-			o.cluster, membercluster.SecretNamespace, name, name, memberrbac.AccessName(o.federation), memberrbac.AccessLabel, o.federation, name,
+			o.cluster, federationv1beta1.SystemNamespace, name, name, memberrbac.AccessName(o.federation), memberrbac.AccessLabel, o.federation, name,
 			memberrbac.AdoptedByLabel(o.federation), memberrbac.Adopted, err)
 	}
 	if ref := cluster.Spec.SecretRef; ref != nil {
-		err := fed.kube.CoreV1().Secrets(membercluster.SecretNamespace).Delete(ctx, ref.Name, metav1.DeleteOptions{})
+		err := fed.kube.CoreV1().Secrets(federationv1beta1.SystemNamespace).Delete(ctx, ref.Name, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting the credentials Secret %s/%s: %w", membercluster.SecretNamespace, ref.Name, err)
+			return fmt.Errorf("deleting the credentials Secret %s/%s: %w", federationv1beta1.SystemNamespace, ref.Name, err)
 		}
 	}
 	if err := clusters.Delete(ctx, o.cluster, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {

@@ -24,15 +24,6 @@ import (
 // DNSServerProgram is the program name of the federation DNS server.
 const DNSServerProgram = "federation-dns"
 
-// DNSConfigMap in the federation's system namespace publishes the
-// federation's DNS zone and server, so that `kubefed join` can point a
-// member's cluster DNS at them.
-const (
-	DNSConfigMap = federationv1beta1.DNSConfigMap
-	DNSZoneKey   = federationv1beta1.DNSZoneKey
-	DNSServerKey = federationv1beta1.DNSServerKey
-)
-
 // Files of the DNS set-up, relative to the plane's folder.
 const (
 	corefile = "Corefile"
@@ -312,15 +303,15 @@ func (p *Plane) PublishDNS(ctx context.Context) error {
 		return err
 	}
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: SystemNamespace, Name: DNSConfigMap},
-		Data:       map[string]string{DNSZoneKey: strings.TrimSuffix(p.DNSZone, ".") + ".", DNSServerKey: p.DNS.Address},
+		ObjectMeta: metav1.ObjectMeta{Namespace: federationv1beta1.SystemNamespace, Name: federationv1beta1.DNSConfigMap},
+		Data:       map[string]string{federationv1beta1.DNSZoneKey: strings.TrimSuffix(p.DNSZone, ".") + ".", federationv1beta1.DNSServerKey: p.DNS.Address},
 	}
-	_, err = client.CoreV1().ConfigMaps(SystemNamespace).Create(ctx, cm, metav1.CreateOptions{})
+	_, err = client.CoreV1().ConfigMaps(federationv1beta1.SystemNamespace).Create(ctx, cm, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
-		_, err = client.CoreV1().ConfigMaps(SystemNamespace).Update(ctx, cm, metav1.UpdateOptions{})
+		_, err = client.CoreV1().ConfigMaps(federationv1beta1.SystemNamespace).Update(ctx, cm, metav1.UpdateOptions{})
 	}
 	if err != nil {
-		return fmt.Errorf("publishing the DNS settings in %s/%s: %w", SystemNamespace, DNSConfigMap, err)
+		return fmt.Errorf("publishing the DNS settings in %s/%s: %w", federationv1beta1.SystemNamespace, federationv1beta1.DNSConfigMap, err)
 	}
 	return nil
 }

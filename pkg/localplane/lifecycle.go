@@ -22,10 +22,6 @@ import (
 	"github.com/federation-v1/federation/pkg/localprocess"
 )
 
-// SystemNamespace holds the federation's own objects (member credentials);
-// it is never propagated.
-const SystemNamespace = federationv1beta1.SystemNamespace
-
 // Program names of the plane.
 const (
 	APIServer         = "federation-apiserver"
@@ -273,9 +269,9 @@ func (p *Plane) EnsureSystemNamespace(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: SystemNamespace}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: federationv1beta1.SystemNamespace}}
 	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating namespace %s: %w", SystemNamespace, err)
+		return fmt.Errorf("creating namespace %s: %w", federationv1beta1.SystemNamespace, err)
 	}
 	return nil
 }

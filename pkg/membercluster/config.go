@@ -246,6 +246,3 @@ func isEmpty(v reflect.Value) bool {
 	}
 	return v.IsZero()
 }
-
-// SecretNamespace holds the members' credentials Secrets in the federation.
-const SecretNamespace = federationv1beta1.SystemNamespace

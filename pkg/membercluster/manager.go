@@ -35,10 +35,6 @@ import (
 	"github.com/federation-v1/federation/pkg/queueworker"
 )
 
-// FederationLabel marks the member-side objects a federation put there; its
-// value is the federation's name. Member caches watch only objects with it.
-const FederationLabel = federationv1beta1.FederationLabel
-
 // NamespacesResource is watched in every member, so that namespaced types can
 // tell where their namespace already is.
 var NamespacesResource = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
@@ -113,7 +109,7 @@ func NewManager(federation, federationUID string, clusters fedinformers.ClusterI
 	return m, nil
 }
 
-// Federation is the federation's name, the value of FederationLabel.
+// Federation is the federation's name, the value of federationv1beta1.FederationLabel.
 func (m *Manager) Federation() string { return m.federation }
 
 // FederationUID is the federation's identity, the value of
@@ -262,9 +258,9 @@ func (m *Manager) secret(cluster *federationv1beta1.Cluster) (*corev1.Secret, er
 	if cluster.Spec.SecretRef == nil || cluster.Spec.SecretRef.Name == "" {
 		return nil, fmt.Errorf("cluster %s: spec.secretRef names no credentials Secret", cluster.Name)
 	}
-	s, err := m.secrets.Secrets(SecretNamespace).Get(cluster.Spec.SecretRef.Name)
+	s, err := m.secrets.Secrets(federationv1beta1.SystemNamespace).Get(cluster.Spec.SecretRef.Name)
 	if err != nil {
-		return nil, fmt.Errorf("cluster %s: credentials Secret %s/%s: %w", cluster.Name, SecretNamespace, cluster.Spec.SecretRef.Name, err)
+		return nil, fmt.Errorf("cluster %s: credentials Secret %s/%s: %w", cluster.Name, federationv1beta1.SystemNamespace, cluster.Spec.SecretRef.Name, err)
 	}
 	return s, nil
 }

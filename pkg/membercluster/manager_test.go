@@ -49,8 +49,8 @@ func TestManagerFollowsClusterHealth(t *testing.T) {
 	defer cancel()
 	fed := fedfake.NewSimpleClientset(readyCluster("c1", corev1.ConditionTrue, map[string]string{"cluster": "1"}), readyCluster("c2", corev1.ConditionFalse, nil))
 	kube := kubefake.NewSimpleClientset(
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "c1", Namespace: SecretNamespace}, Data: map[string][]byte{TokenKey: []byte("t")}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "c2", Namespace: SecretNamespace}, Data: map[string][]byte{TokenKey: []byte("t")}})
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "c1", Namespace: federationv1beta1.SystemNamespace}, Data: map[string][]byte{TokenKey: []byte("t")}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "c2", Namespace: federationv1beta1.SystemNamespace}, Data: map[string][]byte{TokenKey: []byte("t")}})
 	fedFactory := fedinformers.NewSharedInformerFactory(fed, 0)
 	kubeFactory := kubeinformers.NewSharedInformerFactory(kube, 0)
 	m, err := NewManager("fed", "fed-uid", fedFactory.Federation().V1beta1().Clusters(), kubeFactory.Core().V1().Secrets())
@@ -61,7 +61,7 @@ func TestManagerFollowsClusterHealth(t *testing.T) {
 	ours := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}
 	ours.SetName("ours")
 	ours.SetNamespace("ns")
-	ours.SetLabels(map[string]string{FederationLabel: "fed"})
+	ours.SetLabels(map[string]string{federationv1beta1.FederationLabel: "fed"})
 	theirs := ours.DeepCopy()
 	theirs.SetName("theirs")
 	theirs.SetLabels(nil)
@@ -70,7 +70,7 @@ func TestManagerFollowsClusterHealth(t *testing.T) {
 	// Secrets are watched for their metadata only.
 	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 	secret := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns", Labels: map[string]string{FederationLabel: "fed"},
+		ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns", Labels: map[string]string{federationv1beta1.FederationLabel: "fed"},
 			Annotations: map[string]string{"a": "b"}, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x"}}}}
 	scheme := metadatafake.NewTestScheme()
 	require.NoError(t, metav1.AddMetaToScheme(scheme))
@@ -117,7 +117,7 @@ func TestManagerFollowsClusterHealth(t *testing.T) {
 	require.True(t, ok, "a metadata-only cache holds the object")
 	assert.Equal(t, map[string]any{"apiVersion": "v1", "metadata": map[string]any{
 		"name": "s", "namespace": "ns",
-		"labels": map[string]any{FederationLabel: "fed"}, "annotations": map[string]any{"a": "b"},
+		"labels": map[string]any{federationv1beta1.FederationLabel: "fed"}, "annotations": map[string]any{"a": "b"},
 	}}, cached.Object, "metadata only, without managed fields")
 	m.mu.Lock()
 	stored, _, err := m.members["c1"].informer[secrets].Informer().GetStore().GetByKey("ns/s")

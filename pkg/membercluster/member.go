@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/cachetrim"
 )
 
@@ -33,7 +34,7 @@ func newMember(ctx context.Context, name, identity string, clients *Clients, fed
 	resources []schema.GroupVersionResource, metadataOnly map[schema.GroupVersionResource]bool,
 	changed func(string, schema.GroupVersionResource, *unstructured.Unstructured)) *member {
 	ctx, cancel := context.WithCancel(ctx)
-	selector := FederationLabel + "=" + federation
+	selector := federationv1beta1.FederationLabel + "=" + federation
 	labelled := func(o *metav1.ListOptions) { o.LabelSelector = selector }
 	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(clients.Dynamic, 0, metav1.NamespaceAll, labelled)
 	metaFactory := metadatainformer.NewFilteredSharedInformerFactory(clients.Metadata, 0, metav1.NamespaceAll, labelled)

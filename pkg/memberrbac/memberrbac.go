@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/federation-v1/federation/pkg/membercluster"
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
 
 // CreatedByLabel marks a member namespace the federation created, with
@@ -73,7 +73,7 @@ func IsAccessBinding(r schema.GroupResource, obj metav1.Object) bool {
 
 // Account is the federation's service account in a member.
 func Account(fed string) rbacv1.Subject {
-	return rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "federation-" + fed, Namespace: membercluster.SecretNamespace}
+	return rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "federation-" + fed, Namespace: federationv1beta1.SystemNamespace}
 }
 
 // AccessClusterRole is what the federation may do with RBAC in a namespace
@@ -84,7 +84,7 @@ func Account(fed string) rbacv1.Subject {
 func AccessClusterRole(fed string, bindable []string) *rbacv1.ClusterRole {
 	return &rbacv1.ClusterRole{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
-		ObjectMeta: metav1.ObjectMeta{Name: AccessName(fed), Labels: map[string]string{membercluster.FederationLabel: fed}},
+		ObjectMeta: metav1.ObjectMeta{Name: AccessName(fed), Labels: map[string]string{federationv1beta1.FederationLabel: fed}},
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{rbacv1.GroupName}, Resources: []string{"roles", "rolebindings"},
 				Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},

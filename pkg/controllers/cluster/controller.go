@@ -214,9 +214,9 @@ func (c *Controller) observe(ctx context.Context, cluster *federationv1beta1.Clu
 	if cluster.Spec.SecretRef == nil || cluster.Spec.SecretRef.Name == "" {
 		return clusterhealth.Observation{Reachable: true, Message: "spec.secretRef names no credentials Secret"}
 	}
-	secret, err := c.secrets.Secrets(membercluster.SecretNamespace).Get(cluster.Spec.SecretRef.Name)
+	secret, err := c.secrets.Secrets(federationv1beta1.SystemNamespace).Get(cluster.Spec.SecretRef.Name)
 	if err != nil {
-		return clusterhealth.Observation{Reachable: true, Message: fmt.Sprintf("reading credentials Secret %s/%s: %v", membercluster.SecretNamespace, cluster.Spec.SecretRef.Name, err)}
+		return clusterhealth.Observation{Reachable: true, Message: fmt.Sprintf("reading credentials Secret %s/%s: %v", federationv1beta1.SystemNamespace, cluster.Spec.SecretRef.Name, err)}
 	}
 	cfg, err := membercluster.RESTConfig(cluster, secret)
 	if err != nil {

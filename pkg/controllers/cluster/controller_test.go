@@ -104,7 +104,7 @@ func testCluster(name, address string) *federationv1beta1.Cluster {
 }
 
 func credentials(name string, data map[string]string) *corev1.Secret {
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: membercluster.SecretNamespace, Name: name + "-creds"}, Data: map[string][]byte{}}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: federationv1beta1.SystemNamespace, Name: name + "-creds"}, Data: map[string][]byte{}}
 	for k, v := range data {
 		s.Data[k] = []byte(v)
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/cachetrim"
 	"github.com/federation-v1/federation/pkg/controllers/propagation"
 	"github.com/federation-v1/federation/pkg/membercluster"
@@ -168,7 +169,7 @@ func (c *memberCaches) restartUnsynced(cluster string) {
 // the federation's name. Called with c.mu held.
 func (c *memberCaches) startCache(cluster string, client dynamic.Interface) *clusterCache {
 	ctx, cancel := context.WithCancel(c.ctx)
-	selector := membercluster.FederationLabel + "=" + c.Federation()
+	selector := federationv1beta1.FederationLabel + "=" + c.Federation()
 	informer := dynamicinformer.NewFilteredDynamicInformer(client, c.gvr, metav1.NamespaceAll, 0,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		func(o *metav1.ListOptions) { o.LabelSelector = selector }).Informer()

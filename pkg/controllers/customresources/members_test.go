@@ -88,7 +88,7 @@ func certificateObject(name string, labelled bool) *unstructured.Unstructured {
 	u.SetNamespace("e2e")
 	u.SetName(name)
 	if labelled {
-		u.SetLabels(map[string]string{membercluster.FederationLabel: "fed"})
+		u.SetLabels(map[string]string{federationv1beta1.FederationLabel: "fed"})
 	}
 	return u
 }

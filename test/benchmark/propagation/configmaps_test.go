@@ -10,12 +10,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/federation-v1/federation/pkg/membercluster"
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
 
 // Label selectors of the members' copies: the federation's, the reference's.
 var (
-	fedSelector = membercluster.FederationLabel + "=" + federation
+	fedSelector = federationv1beta1.FederationLabel + "=" + federation
 	refSelector = refLabel + "=true"
 )
 

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/federation-v1/federation/federation-controller-manager/app"
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/generated/clientset/versioned"
 	"github.com/federation-v1/federation/pkg/localplane"
 	"github.com/federation-v1/federation/pkg/localprocess"
@@ -79,7 +80,7 @@ func memberCredentials(fed versioned.Interface, core kubernetes.Interface, clust
 	if c.Spec.SecretRef == nil {
 		return nil, fmt.Errorf("cluster %s has no secretRef", cluster)
 	}
-	secret, err := core.CoreV1().Secrets(membercluster.SecretNamespace).Get(ctx, c.Spec.SecretRef.Name, metav1.GetOptions{})
+	secret, err := core.CoreV1().Secrets(federationv1beta1.SystemNamespace).Get(ctx, c.Spec.SecretRef.Name, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}

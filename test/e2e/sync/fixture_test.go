@@ -17,13 +17,11 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
 	"github.com/federation-v1/federation/test/memberenv"
 )
-
-// federationLabel is on every member copy (membercluster.FederationLabel).
-const federationLabel = "federation.kubernetes.io/federation-name"
 
 // converge bounds how long propagation may take in these tests.
 const converge = 45 * time.Second
@@ -141,7 +139,7 @@ func (f *fixture) waitCount(clusters []string, gvr schema.GroupVersionResource, 
 	require.NoError(f.T, poll.Until(context.Background(), timeout, fmt.Sprintf("%d %s %s* in %v", n, gvr.Resource, prefix, clusters), func(ctx context.Context) error {
 		for _, c := range clusters {
 			// Metadata only, from the apiserver's cache: cheap enough to poll.
-			list, err := f.metadata(c).Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: federationLabel + "=fed", ResourceVersion: "0"})
+			list, err := f.metadata(c).Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: federationv1beta1.FederationLabel + "=fed", ResourceVersion: "0"})
 			if err != nil {
 				return fmt.Errorf("listing in %s: %w", c, err)
 			}

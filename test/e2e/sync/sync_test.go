@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
 	"github.com/federation-v1/federation/test/memberenv"
@@ -26,14 +27,14 @@ var (
 )
 
 func labelled(o *unstructured.Unstructured) error {
-	if o.GetLabels()[federationLabel] != "fed" {
-		return fmt.Errorf("no %s=fed label: %v", federationLabel, o.GetLabels())
+	if o.GetLabels()[federationv1beta1.FederationLabel] != "fed" {
+		return fmt.Errorf("no %s=fed label: %v", federationv1beta1.FederationLabel, o.GetLabels())
 	}
 	return nil
 }
 
 func notLabelled(o *unstructured.Unstructured) error {
-	if _, ok := o.GetLabels()[federationLabel]; ok {
+	if _, ok := o.GetLabels()[federationv1beta1.FederationLabel]; ok {
 		return fmt.Errorf("still labelled %v", o.GetLabels())
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
 )
@@ -39,9 +40,6 @@ var (
 // goldOnly is the cluster selector annotation, as a YAML map entry, that
 // places an object in the gold clusters only.
 const goldOnly = `federation.alpha.kubernetes.io/cluster-selector: '[{"key":"tier","operator":"==","values":["gold"]}]'`
-
-// federationLabel is on every copy the federation holds.
-const federationLabel = "federation.kubernetes.io/federation-name"
 
 // fixture is the federation "fed" with its three members.
 type fixture struct {
@@ -76,7 +74,7 @@ func is(want string, path ...string) func(*unstructured.Unstructured) error {
 // placed waits until the object is in the clusters and nowhere else.
 func (f *fixture) placed(gvr schema.GroupVersionResource, ns, name string, in []string) {
 	f.T.Helper()
-	f.WaitIn(in, gvr, ns, name, is("fed", "metadata", "labels", federationLabel))
+	f.WaitIn(in, gvr, ns, name, is("fed", "metadata", "labels", federationv1beta1.FederationLabel))
 	var out []string
 	for _, c := range three {
 		if !contains(in, c) {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
 	"github.com/federation-v1/federation/test/memberenv"
@@ -130,7 +131,7 @@ imagePullSecrets: [{name: registry}]
 	assert.NotContains(t, events, "ConflictInCluster")
 	f.Kubectl("-n", "e2e", "delete", "serviceaccount", "default")
 	f.WaitIn(three, serviceAccounts, "e2e", "default", func(obj *unstructured.Unstructured) error {
-		if obj.GetDeletionTimestamp() != nil || obj.GetLabels()[federationLabel] != "" {
+		if obj.GetDeletionTimestamp() != nil || obj.GetLabels()[federationv1beta1.FederationLabel] != "" {
 			return fmt.Errorf("not given back: labels %v, deleting %v", obj.GetLabels(), obj.GetDeletionTimestamp())
 		}
 		return nil
@@ -349,7 +350,7 @@ func claimSteps(f *fixture) {
 		return nil
 	}))
 	f.WaitIn(three, claims, "e2e", "data", func(obj *unstructured.Unstructured) error {
-		if obj.GetDeletionTimestamp() != nil || obj.GetLabels()[federationLabel] != "" || field(obj, "status", "phase") != "Bound" {
+		if obj.GetDeletionTimestamp() != nil || obj.GetLabels()[federationv1beta1.FederationLabel] != "" || field(obj, "status", "phase") != "Bound" {
 			return fmt.Errorf("not left bound to the member: labels %v, deleting %v, phase %s", obj.GetLabels(), obj.GetDeletionTimestamp(), field(obj, "status", "phase"))
 		}
 		return nil
