@@ -110,9 +110,10 @@ KUBEFED_PLATFORMS ?= darwin/amd64 darwin/arm64 linux/arm64
 manifests: ## render deploy/manifests/ from the Helm chart deploy/charts/federation
 	hack/update-manifests.sh
 
-lint: ## gofmt, go vet, generated code and deploy/manifests up to date, kubefed builds for $(KUBEFED_PLATFORMS)
+lint: ## gofmt, go vet, docs (links, anchors, layout), generated code and deploy/manifests up to date, kubefed builds for $(KUBEFED_PLATFORMS)
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) test -count=1 ./hack/docscheck/
 	hack/verify-codegen.sh
 	hack/update-manifests.sh --verify
 	@for p in $(KUBEFED_PLATFORMS); do \

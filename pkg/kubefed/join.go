@@ -56,7 +56,7 @@ baseline (or restricted, --pod-security). It marks the namespaces of
 --adopt-namespaces adopted by the federation (unjoin takes the marks off).
 A second ClusterRole, federation-FED-namespace-rbac, holds the account's RBAC
 rights in the namespaces the federation creates; the policy bounds them to those
-namespaces (see README "Roles and RoleBindings"). In the federation it stores those credentials in a Secret in federation-system and
+namespaces (see docs/guide/rbac-and-tenants.md, "Roles and RoleBindings"). In the federation it stores those credentials in a Secret in federation-system and
 creates the Cluster object.`,
 		Example: `  kubefed join cluster1 --context=fed --cluster-context=cluster1`,
 		Args:    cobra.ExactArgs(1),

@@ -13,7 +13,7 @@ import (
 )
 
 // TestAuditPolicyLevels: the policy init writes is one the apiserver loads,
-// and gives each kind of request the level the README promises; Secrets
+// and gives each kind of request the level docs/guide/api-server.md promises; Secrets
 // never get past Metadata.
 func TestAuditPolicyLevels(t *testing.T) {
 	p := createdPlane(t, "fed")

@@ -406,6 +406,21 @@ func (m *Manager) Apply(ctx context.Context, cluster string, gvr schema.GroupVer
 		Patch(ctx, obj.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
 }
 
+// ListLive lists, from the member itself, the metadata of its objects of
+// gvr in namespace that match a label selector: for checks that look at
+// objects our label-filtered caches do not hold.
+func (m *Manager) ListLive(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, selector string) ([]metav1.PartialObjectMetadata, error) {
+	clients, err := m.clients(cluster)
+	if err != nil {
+		return nil, err
+	}
+	list, err := clients.Metadata.Resource(gvr).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
 // IsReady reports whether the cluster's Ready condition is True.
 func IsReady(c *federationv1beta1.Cluster) bool { return federationv1beta1.IsClusterReady(c) }
 

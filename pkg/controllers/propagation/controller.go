@@ -83,6 +83,7 @@ type Members interface {
 	Apply(ctx context.Context, cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager string) (*metav1.PartialObjectMetadata, error)
 	Create(ctx context.Context, cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager string) (*metav1.PartialObjectMetadata, error)
 	NamespaceObjects(ctx context.Context, cluster, namespace string) ([]membercluster.Object, error)
+	ListLive(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, selector string) ([]metav1.PartialObjectMetadata, error)
 }
 
 // Controller propagates the federated objects of one type.

@@ -63,7 +63,7 @@ func newFakeMembers(usable []string, down ...string) *fakeMembers {
 			m.usable = append(m.usable, c)
 		}
 		m.cache[name] = map[string]*unstructured.Unstructured{}
-		client := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())
+		client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), memberListKinds)
 		// Server-side apply: echo the applied object as the member stored it.
 		client.PrependReactor("patch", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
 			p := a.(clienttesting.PatchAction)
@@ -127,6 +127,32 @@ func (m *fakeMembers) NamespaceObjects(_ context.Context, cluster, ns string) ([
 		if o.Namespace == ns {
 			out = append(out, o)
 		}
+	}
+	return out, nil
+}
+
+// memberListKinds are the resources the fake members can list live.
+var memberListKinds = map[schema.GroupVersionResource]string{
+	{Version: "v1", Resource: "secrets"}:                "SecretList",
+	{Version: "v1", Resource: "configmaps"}:             "ConfigMapList",
+	{Version: "v1", Resource: "services"}:               "ServiceList",
+	{Version: "v1", Resource: "persistentvolumeclaims"}: "PersistentVolumeClaimList",
+}
+
+// ListLive lists the member's objects as the member holds them (its
+// client's tracker), as metadata.
+func (m *fakeMembers) ListLive(ctx context.Context, cluster string, gvr schema.GroupVersionResource, ns, selector string) ([]metav1.PartialObjectMetadata, error) {
+	list, err := m.clients[cluster].Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]metav1.PartialObjectMetadata, 0, len(list.Items))
+	for i := range list.Items {
+		meta, err := asMetadata(&list.Items[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *meta)
 	}
 	return out, nil
 }

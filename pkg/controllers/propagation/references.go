@@ -142,11 +142,12 @@ func isClaimOf(name string, prefixes []string) bool {
 }
 
 // referencesCached reports whether our member cache holds, as ours, every
-// object a copy at names that must exist, and that none it names
-// optionally was found another's (checkUnheld): else its copy in sync is
-// looked at again (referencesOurs, releaseIfNotOurs). The optional ones
-// not held are remembered for checkUnheld: reading them here would make
-// every sync read them.
+// object a copy at names that must exist, and that none it may use was
+// found another's (checkUnheld): else its copy in sync is looked at again
+// (referencesOurs, releaseIfNotOurs). What it may use and the federation
+// does not hold there (optional references, a StatefulSet's claims) is
+// remembered for checkUnheld: reading them here would make every sync read
+// them.
 func (c *Controller) referencesCached(at copyAt, desired *unstructured.Unstructured) bool {
 	refs, err := federatedtypes.References(desired)
 	if err != nil {
@@ -154,7 +155,7 @@ func (c *Controller) referencesCached(at copyAt, desired *unstructured.Unstructu
 		// was written before the rule: left as it is, as it was.
 		return true
 	}
-	var unheld []federatedtypes.Reference
+	var unheld unheldNames
 	held := true
 	for _, r := range refs {
 		if r.AtCreate {
@@ -166,7 +167,10 @@ func (c *Controller) referencesCached(at copyAt, desired *unstructured.Unstructu
 		if !r.Optional {
 			held = false
 		}
-		unheld = append(unheld, r)
+		unheld.refs = append(unheld.refs, r)
+	}
+	if c.typ.Pods.HasFixed(desired) {
+		unheld.claimPrefixes = federatedtypes.StatefulSetClaimPrefixes(desired)
 	}
 	c.unheld.set(at, unheld)
 	return held && !c.unheld.isForeign(at)

@@ -3,6 +3,7 @@ package propagation
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -317,7 +318,8 @@ func TestACopyNamingAMembersOptionalSecretIsRemoved(t *testing.T) {
 	require.NoError(t, tc.sync(t, "ns/web"))
 	require.Equal(t, []string{"create"}, writesTo(members, "c1"), "an absent optional Secret holds nothing back")
 	require.NoError(t, tc.sync(t, "ns/web"), "in sync")
-	require.Len(t, tc.unheld.snapshot(), 1, "the Secret is remembered as not held")
+	lists, _ := tc.unheld.round(maxUnheldLists)
+	require.Len(t, lists, 1, "the Secret is looked for")
 
 	// Still absent: a round reads it, and nothing happens.
 	tc.checkUnheld(ctx)
@@ -338,7 +340,7 @@ func TestACopyNamingAMembersOptionalSecretIsRemoved(t *testing.T) {
 	// Gone from the federation: nothing of it is remembered.
 	require.NoError(t, tc.indexer.Delete(deploy))
 	require.NoError(t, tc.sync(t, "ns/web"))
-	assert.Empty(t, tc.unheld.snapshot())
+	assert.Empty(t, tc.unheld.copies)
 }
 
 // A claim's data source is read as the member provisions the claim, and
@@ -389,4 +391,101 @@ func TestACopyThatCannotNameIsSpacedOut(t *testing.T) {
 	assert.Positive(t, spaced.RetryAfter())
 	assert.Empty(t, writesTo(members, "c1"))
 	assert.Contains(t, strings.Join(tc.events(), "\n"), "Warning "+ReasonReferenceNotOurs+" Deployment ns/gpu not written in cluster c1")
+}
+
+// optionalSecrets is a Deployment whose pods read n optional Secrets,
+// PREFIX-0 and on.
+func optionalSecrets(name, prefix string, n int) *unstructured.Unstructured {
+	var envFrom []any
+	for i := range n {
+		envFrom = append(envFrom, map[string]any{"secretRef": map[string]any{"name": fmt.Sprintf("%s-%d", prefix, i), "optional": true}})
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": name, "namespace": "ns", "finalizers": []any{Finalizer}},
+		"spec": map[string]any{"replicas": int64(0), "template": map[string]any{"spec": map[string]any{
+			"containers": []any{map[string]any{"name": "c", "image": "pause", "envFrom": envFrom}},
+		}}},
+	}}
+}
+
+// However many optional names a tenant's copies give (here 3,000, beyond
+// what one round could read one by one), one round finds the member's
+// own object one of them names: one LIST per namespace and resource.
+func TestManyOptionalNamesDoNotHideTheMembersObject(t *testing.T) {
+	fed := []*unstructured.Unstructured{optionalSecrets("victim", "late", 1)}
+	for i := range 30 {
+		fed = append(fed, optionalSecrets(fmt.Sprintf("filler-%d", i), fmt.Sprintf("absent-%d", i), 100))
+	}
+	members := newFakeMembers([]string{"c1"})
+	tc := newTestController(t, federatedtypes.ByName("deployments"), members, fed...)
+	for _, f := range fed {
+		require.NoError(t, tc.sync(t, "ns/"+f.GetName()))
+		require.NoError(t, tc.sync(t, "ns/"+f.GetName()), "in sync")
+		tc.events() // (the fake recorder holds 100)
+	}
+	lists, _ := tc.unheld.round(maxUnheldLists)
+	require.Len(t, lists, 1, "one namespace, one resource")
+
+	membersOwn(t, members, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": "late-0", "namespace": "ns"}}})
+	tc.checkUnheld(context.Background())
+	require.Equal(t, 1, tc.queue.Len())
+	k, _ := tc.queue.Get()
+	tc.queue.Done(k)
+	assert.Equal(t, "ns/victim", k)
+}
+
+// A StatefulSet's pods use the claims of their templates' names that the
+// member holds; one the member makes after the copy was written (for the
+// next ordinal) is found by a round, and the copy goes.
+func TestAStatefulSetWhoseNextClaimIsAnothersGoes(t *testing.T) {
+	sts := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "StatefulSet",
+		"metadata": map[string]any{"name": "web", "namespace": "ns", "finalizers": []any{Finalizer}},
+		"spec": map[string]any{"replicas": int64(2), "serviceName": "web",
+			"selector": map[string]any{"matchLabels": map[string]any{"app": "web"}},
+			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "web"}},
+				"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "pause"}}}},
+			"volumeClaimTemplates": []any{map[string]any{"metadata": map[string]any{"name": "data"}}}},
+	}}
+	members := newFakeMembers([]string{"c1"})
+	tc := newTestController(t, federatedtypes.ByName("statefulsets"), members, sts)
+	require.NoError(t, tc.sync(t, "ns/web"))
+	require.Equal(t, []string{"create"}, writesTo(members, "c1"))
+	require.NoError(t, tc.sync(t, "ns/web"), "in sync")
+
+	// Made from our template: ours.
+	ours := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+		"metadata": map[string]any{"name": "data-web-0", "namespace": "ns", "labels": map[string]any{federatedtypes.ClaimLabel: "fed"}}}}
+	membersOwn(t, members, ours)
+	tc.checkUnheld(context.Background())
+	require.Zero(t, tc.queue.Len())
+
+	theirs := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+		"metadata": map[string]any{"name": "data-web-1", "namespace": "ns", "labels": map[string]any{"owner": "team-c"}}}}
+	membersOwn(t, members, theirs)
+	tc.checkUnheld(context.Background())
+	require.Equal(t, 1, tc.queue.Len())
+	err := tc.sync(t, "ns/web")
+	require.ErrorContains(t, err, "StatefulSet ns/web would use PersistentVolumeClaim data-web-1 (spec.volumeClaimTemplates), which in cluster c1 was not made from the federation's template")
+	assert.Equal(t, []string{"create", "delete"}, writesTo(members, "c1"))
+}
+
+// More LISTs than a round's budget are taken in turn: every one within
+// ceil(n/budget) rounds.
+func TestUnheldListsTakeTurns(t *testing.T) {
+	u := newUnheldReferences()
+	for i := range 25 {
+		u.set(copyAt{"c1", fmt.Sprintf("ns-%02d/x", i)}, unheldNames{refs: []federatedtypes.Reference{{Resource: federatedtypes.ClaimsResource, Name: "a"}}})
+	}
+	seen := map[string]int{}
+	for range 3 {
+		lists, _ := u.round(10)
+		require.Len(t, lists, 10)
+		for _, l := range lists {
+			seen[l.namespace]++
+		}
+	}
+	assert.Len(t, seen, 25, "every namespace in 3 rounds of 10")
 }

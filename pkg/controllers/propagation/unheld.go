@@ -2,53 +2,74 @@ package propagation
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
-// An optional reference (optional: true, an Ingress's backend Service, a
-// ServiceAccount's Secrets, an ExternalName's Service) does not hold a copy
-// back while the object is absent. But the member may make an object of
-// that name at any time, its own or another team's, and our member caches,
-// which hold only the federation's copies, never tell: the copy in sync
-// would then act through it. So the optional references our caches do not
-// hold as ours are remembered per copy (compare, referencesCached), and
-// checkUnheld reads them live every Options.UnheldReferenceRecheck, a
-// bounded number per round; a copy naming one that turned out another's
-// is sent to the write path, which removes it (releaseIfNotOurs).
+// Some names a copy in sync uses are not held by the federation in the
+// member, and nothing the federation watches tells when the member makes
+// an object of such a name, its own or another team's (our caches hold
+// only our copies):
+//
+//   - an optional reference (optional: true, an Ingress's backend Service,
+//     a ServiceAccount's Secrets, an ExternalName's Service) does not hold a
+//     copy back while the object is absent;
+//   - a StatefulSet's pods use the claims TEMPLATE-STATEFULSET-ORDINAL,
+//     which the member's StatefulSet controller makes as it scales, unless
+//     one of that name is there already.
+//
+// So those names are remembered per copy (compare, referencesCached), and
+// checkUnheld looks for them every Options.UnheldReferenceRecheck with one
+// metadata LIST per member, namespace and resource of the member's objects
+// there that are not the federation's: the cost of a round grows with the
+// namespaces, never with how many names a tenant makes its copies give. A
+// copy naming one found there is sent to the write path, which removes it
+// (releaseIfNotOurs).
 
-// maxUnheldReads bounds the live reads of one round (all members): a
-// federation with more unheld references checks them over several rounds.
-const maxUnheldReads = 200
+// maxUnheldLists bounds the LISTs of one round (all members); namespaces
+// beyond it are looked at in the next rounds, in turn.
+const maxUnheldLists = 100
 
 // copyAt is one copy: a federated object's key in one cluster.
 type copyAt struct{ cluster, key string }
 
-// unheldReferences are the optional references of copies in sync that our
-// caches do not hold as ours, and the copies found naming another's.
+// unheldNames are what a copy in sync uses that the member may make:
+// optional references not held, and a StatefulSet's claim prefixes.
+type unheldNames struct {
+	refs          []federatedtypes.Reference
+	claimPrefixes []string
+}
+
+// unheldReferences are the unheld names of copies in sync, and the copies
+// found naming another's object.
 type unheldReferences struct {
 	mu      sync.Mutex
-	refs    map[copyAt][]federatedtypes.Reference
+	copies  map[copyAt]unheldNames
 	foreign map[copyAt]bool
+	// next is where the next round starts in the sorted LISTs.
+	next int
 }
 
 func newUnheldReferences() *unheldReferences {
-	return &unheldReferences{refs: map[copyAt][]federatedtypes.Reference{}, foreign: map[copyAt]bool{}}
+	return &unheldReferences{copies: map[copyAt]unheldNames{}, foreign: map[copyAt]bool{}}
 }
 
-// set records a copy's unheld optional references (none forgets it).
-func (u *unheldReferences) set(at copyAt, refs []federatedtypes.Reference) {
+// set records a copy's unheld names (none forgets it).
+func (u *unheldReferences) set(at copyAt, names unheldNames) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if len(refs) == 0 {
-		delete(u.refs, at)
+	if len(names.refs) == 0 && len(names.claimPrefixes) == 0 {
+		delete(u.copies, at)
 		return
 	}
-	u.refs[at] = refs
+	u.copies[at] = names
 }
 
 // isForeign reports whether a copy was found naming another's object.
@@ -71,62 +92,119 @@ func (u *unheldReferences) checked(at copyAt) {
 func (u *unheldReferences) forget(key string, keepCluster func(string) bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	for at := range u.refs {
+	for at := range u.copies {
 		if at.key == key || (key == "" && !keepCluster(at.cluster)) {
-			delete(u.refs, at)
+			delete(u.copies, at)
 			delete(u.foreign, at)
 		}
 	}
 }
 
-// snapshot copies the unheld references, for a round of reads.
-func (u *unheldReferences) snapshot() map[copyAt][]federatedtypes.Reference {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	out := make(map[copyAt][]federatedtypes.Reference, len(u.refs))
-	for at, refs := range u.refs {
-		if !u.foreign[at] {
-			out[at] = refs
-		}
-	}
-	return out
-}
-
 func (u *unheldReferences) markForeign(at copyAt) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if _, known := u.refs[at]; known {
+	if _, known := u.copies[at]; known {
 		u.foreign[at] = true
 	}
 }
 
-// checkUnheld reads live, at most maxUnheldReads, the unheld optional
-// references, and enqueues the copies naming one that is another's.
-// (Map order differs per round, so that a long list is covered in turn.)
-func (c *Controller) checkUnheld(ctx context.Context) {
-	reads := 0
-	for at, refs := range c.unheld.snapshot() {
+// memberList is one LIST of a round: a member's objects of a resource in
+// a namespace that are not the federation's (by its name label, or for a
+// StatefulSet's claims by ClaimLabel).
+type memberList struct {
+	cluster, namespace string
+	resource           schema.GroupVersionResource
+	claims             bool
+}
+
+func (l memberList) String() string {
+	s := l.cluster + "/" + l.namespace + "/" + l.resource.String()
+	if l.claims {
+		s += "/claims"
+	}
+	return s
+}
+
+// wanted are, per name found in a LIST, the copies that use it; and the
+// claim prefixes of StatefulSet copies.
+type wanted struct {
+	names    map[string][]copyAt
+	prefixes map[string][]copyAt
+}
+
+// round returns this round's LISTs (at most budget, the next ones in turn)
+// and what each looks for, from the copies not already found foreign.
+func (u *unheldReferences) round(budget int) ([]memberList, map[memberList]*wanted) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	all := map[memberList]*wanted{}
+	want := func(l memberList) *wanted {
+		if all[l] == nil {
+			all[l] = &wanted{names: map[string][]copyAt{}, prefixes: map[string][]copyAt{}}
+		}
+		return all[l]
+	}
+	for at, names := range u.copies {
+		if u.foreign[at] {
+			continue
+		}
 		ns, _ := splitKey(at.key)
-		for _, r := range refs {
-			if cur, ok := c.members.Get(at.cluster, r.Resource, ns, r.Name); ok && c.isOurs(cur) {
+		for _, r := range names.refs {
+			w := want(memberList{cluster: at.cluster, namespace: ns, resource: r.Resource})
+			w.names[r.Name] = append(w.names[r.Name], at)
+		}
+		for _, p := range names.claimPrefixes {
+			w := want(memberList{cluster: at.cluster, namespace: ns, resource: federatedtypes.ClaimsResource, claims: true})
+			w.prefixes[p] = append(w.prefixes[p], at)
+		}
+	}
+	lists := make([]memberList, 0, len(all))
+	for l := range all {
+		lists = append(lists, l)
+	}
+	slices.SortFunc(lists, func(a, b memberList) int { return strings.Compare(a.String(), b.String()) })
+	if len(lists) <= budget {
+		return lists, all
+	}
+	start := u.next % len(lists)
+	u.next = start + budget
+	turn := make([]memberList, 0, budget)
+	for i := range budget {
+		turn = append(turn, lists[(start+i)%len(lists)])
+	}
+	return turn, all
+}
+
+// checkUnheld runs one round: its LISTs, and the copies naming an object
+// found there (that is not ours) are marked foreign and enqueued.
+func (c *Controller) checkUnheld(ctx context.Context) {
+	lists, wants := c.unheld.round(maxUnheldLists)
+	fed := c.members.Federation()
+	for _, l := range lists {
+		selector := federationv1beta1.FederationLabel + "!=" + fed
+		if l.claims {
+			selector = federatedtypes.ClaimLabel + "!=" + fed
+		}
+		items, err := c.members.ListLive(ctx, l.cluster, l.resource, l.namespace, selector)
+		if err != nil {
+			klog.FromContext(ctx).V(2).Info("Listing what copies may name", "cluster", l.cluster, "resource", l.resource.Resource, "namespace", l.namespace, "err", err)
+			continue
+		}
+		w := wants[l]
+		for i := range items {
+			obj := &items[i]
+			if c.isOurs(obj) {
 				continue
 			}
-			if reads == maxUnheldReads {
-				return
+			users := w.names[obj.Name]
+			for p, copies := range w.prefixes {
+				if isClaimOf(obj.Name, []string{p}) {
+					users = append(users, copies...)
+				}
 			}
-			reads++
-			live, err := c.readMember(ctx, at.cluster, r.Resource, ns, r.Name)
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			if err != nil {
-				klog.FromContext(ctx).V(2).Info("Reading an optional reference", "cluster", at.cluster, "resource", r.Resource.Resource, "name", ns+"/"+r.Name, "err", err)
-				continue
-			}
-			if !c.isOurs(live) {
+			for _, at := range users {
 				c.unheld.markForeign(at)
 				c.queue.Add(at.key)
-				break
 			}
 		}
 	}

@@ -69,7 +69,7 @@ type exclusion struct {
 }
 
 // Why each group is left out. The reasons are what the federation does
-// not serve or run; README's Conformance section says the same.
+// not serve or run; docs/conformance.md says the same.
 const (
 	needsPods     = "runs pods: the federation serves no Pods and runs no kubelet (members do)"
 	needsNodes    = "needs Nodes: the federation has none"

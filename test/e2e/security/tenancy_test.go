@@ -29,6 +29,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/repairbudget"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
 )
@@ -769,6 +770,16 @@ func tenancyClaims(f *fixture) {
 		f.tenantApplies(claim(ns, "sec-from-other-volume", "  dataSource: {kind: PersistentVolumeClaim, name: other-volume}\n"))
 		f.notCopied("PersistentVolumeClaim", ns, "sec-from-other-volume", "names PersistentVolumeClaim other-volume")
 	})
+	// A claim the member makes after the copy was written, of the name the
+	// next ordinal would use.
+	f.part("web-later", func(f *fixture) {
+		f.tenantApplies(podWorkload("StatefulSet", ns, "web-later", "web-later", "  serviceName: web-later\n  replicas: 0\n"+
+			"  volumeClaimTemplates: [{metadata: {name: data}, spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}]\n"))
+		f.waitMember("StatefulSet", ns, "web-later", nil)
+		f.memberOwns(claim(ns, "data-web-later-1", ""))
+		f.waitMemberGone("StatefulSet", ns, "web-later")
+		f.waitEvent(ns, "StatefulSet", "web-later", referenceNotOurs, "PersistentVolumeClaim data-web-later-1")
+	})
 	f.part("db", func(f *fixture) {
 		f.memberOwns(claim(ns, "data-db-0", ""))
 		f.tenantApplies(podWorkload("StatefulSet", ns, "db", "db", "  serviceName: db\n"+
@@ -908,6 +919,29 @@ func tenancyOptionalReferences(f *fixture) {
 		f.memberOwns(configMap(ns, "opt-later", "owner: member"))
 		f.waitMemberGone("Deployment", ns, "uses-opt-later")
 		f.waitEvent(ns, "Deployment", "uses-opt-later", referenceNotOurs, "names ConfigMap opt-later")
+	})
+	// Copies naming many optional names do not crowd one out: the check
+	// lists the member's objects of the namespace, whatever their number.
+	f.part("among many names", func(f *fixture) {
+		for i := range 3 {
+			f.tenantApplies(deploymentManifest(f, ns, fmt.Sprintf("opt-crowd-%d", i), func(s *corev1.PodSpec) {
+				for j := range federatedtypes.MaxReferences {
+					s.Containers[0].EnvFrom = append(s.Containers[0].EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{
+						LocalObjectReference: corev1.LocalObjectReference{Name: fmt.Sprintf("absent-%d-%d", i, j)}, Optional: &optional}})
+				}
+			}))
+		}
+		f.tenantApplies(deploymentManifest(f, ns, "uses-opt-crowd", func(s *corev1.PodSpec) {
+			s.Containers[0].EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "opt-crowd"}, Optional: &optional}}}
+		}))
+		for i := range 3 {
+			f.waitMember("Deployment", ns, fmt.Sprintf("opt-crowd-%d", i), nil)
+		}
+		f.waitMember("Deployment", ns, "uses-opt-crowd", nil)
+		f.memberOwns(fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: opt-crowd, namespace: %s}\nstringData: {password: member}\n", ns))
+		f.waitMemberGone("Deployment", ns, "uses-opt-crowd")
+		f.waitEvent(ns, "Deployment", "uses-opt-crowd", referenceNotOurs, "names Secret opt-crowd")
 	})
 }
 
