@@ -14,7 +14,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/capacity"
-	"github.com/federation-v1/federation/pkg/controllers/cluster"
+	"github.com/federation-v1/federation/pkg/controllers/clusterstatus"
 	"github.com/federation-v1/federation/pkg/controllers/customresources"
 	"github.com/federation-v1/federation/pkg/controllers/deploymenthistory"
 	"github.com/federation-v1/federation/pkg/controllers/dnspublisher"
@@ -112,8 +112,8 @@ var controllers = registry()
 
 func registry() map[string]initFunc {
 	out := map[string]initFunc{
-		cluster.Name: func(_ context.Context, cc *ControllerContext) (func(context.Context) error, error) {
-			c, err := cluster.New(cc.FedClient, cc.FedInformers.Federation().V1beta1().Clusters(),
+		clusterstatus.Name: func(_ context.Context, cc *ControllerContext) (func(context.Context) error, error) {
+			c, err := clusterstatus.New(cc.FedClient, cc.FedInformers.Federation().V1beta1().Clusters(),
 				cc.SystemInformers.Core().V1().Secrets(), cc.Recorder, cc.Options.Cluster)
 			if err != nil {
 				return nil, err

@@ -15,7 +15,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/clusterhealth"
-	"github.com/federation-v1/federation/pkg/controllers/cluster"
+	"github.com/federation-v1/federation/pkg/controllers/clusterstatus"
 	"github.com/federation-v1/federation/pkg/controllers/propagation"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
@@ -30,7 +30,7 @@ type Options struct {
 	// Serving serves /healthz, /metrics and /debug/pprof/ over HTTPS.
 	Serving ServingOptions
 	// Cluster tunes the cluster health controller.
-	Cluster cluster.Options
+	Cluster clusterstatus.Options
 	// QPS and Burst limit the controller manager's calls to the federation
 	// apiserver.
 	QPS   float32
@@ -68,7 +68,7 @@ func NewOptions() *Options {
 		Serving:        newServingOptions(),
 		FederationName: "federation",
 		DNS:            DNSOptions{Provider: "coredns", TTL: 180},
-		Cluster: cluster.Options{
+		Cluster: clusterstatus.Options{
 			Period:     10 * time.Second,
 			Timeout:    5 * time.Second,
 			Thresholds: clusterhealth.DefaultThresholds,

@@ -60,7 +60,7 @@ func (c *Controller) writeMember(ctx context.Context, cluster string, t memberwr
 	case memberwrites.Orphan:
 		return nil, c.orphanCopy(ctx, cluster, t.Fed)
 	case memberwrites.Unplace:
-		if _, ok := c.inSync(cluster, t.Fed, t.Desired, t.Hash, false); ok {
+		if _, ok := c.holdsDesired(cluster, t.Fed, t.Desired, t.Hash, false); ok {
 			return nil, nil
 		}
 		// Our caches said so; live reads must agree (unplace.go).
@@ -82,7 +82,7 @@ func (c *Controller) writeMember(ctx context.Context, cluster string, t memberwr
 	if err != nil {
 		return c.releaseIfNotOurs(ctx, cluster, t, err)
 	}
-	if _, ok := c.inSync(cluster, t.Fed, t.Desired, t.Hash, true); ok {
+	if _, ok := c.holdsDesired(cluster, t.Fed, t.Desired, t.Hash, true); ok {
 		return nil, nil
 	}
 	ev, err := c.applyWithAccess(ctx, cluster, t.Fed, t.Desired, t.Hash)

@@ -59,7 +59,7 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	if fed, err = c.ensureFinalizer(ctx, key, fed); fed == nil || err != nil {
 		return err
 	}
-	placed, err := c.placement(ctx, fed)
+	placed, err := c.placedClusters(ctx, fed)
 	if err != nil {
 		c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonBadSelector, "%s %s: %v", c.typ.Kind, key, err)
 		return nil
@@ -147,8 +147,8 @@ func (c *Controller) ensureFinalizer(ctx context.Context, key string, fed *unstr
 	return updated, nil
 }
 
-// placement returns the Ready clusters that should hold a copy of fed.
-func (c *Controller) placement(ctx context.Context, fed *unstructured.Unstructured) (map[string]bool, error) {
+// placedClusters returns the Ready clusters that should hold a copy of fed.
+func (c *Controller) placedClusters(ctx context.Context, fed *unstructured.Unstructured) (map[string]bool, error) {
 	var hasNamespace func(string) bool
 	if c.typ.Namespaced {
 		hasNamespace = func(cluster string) bool {
@@ -205,7 +205,7 @@ func (c *Controller) compare(fed *unstructured.Unstructured, placed map[string]b
 		out.hashes[cl.Name] = h
 		// (A task still queued for the copy is replaced even so: what it
 		// would write is out of date.)
-		memberCopy, ok := c.inSync(cl.Name, fed, d, h, placed[cl.Name])
+		memberCopy, ok := c.holdsDesired(cl.Name, fed, d, h, placed[cl.Name])
 		if ok && memberCopy != nil && !c.referencesCached(copyAt{cl.Name, objKey}, d) {
 			ok = false
 		}
@@ -240,9 +240,9 @@ func (c *Controller) get(ns, name string) (*unstructured.Unstructured, error) {
 	return obj.(*unstructured.Unstructured), nil
 }
 
-// inSync reports, from the member's cache alone, that a member holds what
+// holdsDesired reports, from the member's cache alone, that a member holds what
 // it should of fed, and returns its copy (nil when it should have none).
-func (c *Controller) inSync(cluster string, fed, desired *unstructured.Unstructured, hash string, placed bool) (*unstructured.Unstructured, bool) {
+func (c *Controller) holdsDesired(cluster string, fed, desired *unstructured.Unstructured, hash string, placed bool) (*unstructured.Unstructured, bool) {
 	cur, exists := c.members.Get(cluster, c.typ.Resource, fed.GetNamespace(), fed.GetName())
 	if !placed {
 		return nil, !exists

@@ -1,4 +1,4 @@
-package cluster
+package clusterstatus
 
 import (
 	"k8s.io/component-base/metrics"

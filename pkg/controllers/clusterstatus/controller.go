@@ -1,8 +1,8 @@
-// Package cluster is the cluster health controller: it probes every
+// Package clusterstatus is the cluster health controller: it probes every
 // registered member cluster on an interval with the credentials from its
 // Secret, and writes Ready/Offline conditions, zones and region to
 // Cluster.status, recording an event at each transition.
-package cluster
+package clusterstatus
 
 import (
 	"context"
