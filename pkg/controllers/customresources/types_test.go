@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/federation-v1/federation/pkg/controllers/propagation"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 )
 
 func certificateCRD(annotations map[string]string, status bool) *apiextensionsv1.CustomResourceDefinition {
@@ -82,7 +82,7 @@ func TestTheClusterStatusAnnotationDoesNotTravel(t *testing.T) {
 	fed.SetName("web")
 	fed.SetNamespace("e2e")
 	fed.SetAnnotations(map[string]string{ClusterStatusAnnotation: `{"c1":{}}`, "team": "a"})
-	desired, _, err := propagation.Desired(typ, fed, "fed", "uid")
+	desired, _, err := plan.Desired(typ, fed, "fed", "uid")
 	require.NoError(t, err)
 	assert.NotContains(t, desired.GetAnnotations(), ClusterStatusAnnotation)
 	assert.Equal(t, "a", desired.GetAnnotations()["team"])

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/ownership"
 )
 
@@ -66,7 +67,7 @@ func (a *appliedCopies) get(cluster, objKey string) (ourCopy, bool) {
 func (a *appliedCopies) remember(cluster, objKey string, obj metav1.Object, written bool, passed ...string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.copies[appliedKey(cluster, objKey)] = ourCopy{version: version(obj), resourceVersion: obj.GetResourceVersion(),
+	a.copies[appliedKey(cluster, objKey)] = ourCopy{version: plan.Version(obj), resourceVersion: obj.GetResourceVersion(),
 		hash: obj.GetAnnotations()[federationv1beta1.AppliedHashAnnotation], unseen: written,
 		uid: obj.GetUID(), adopted: ownership.IsAdopted(obj), passed: passed}
 }

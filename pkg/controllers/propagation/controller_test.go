@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/memberrbac"
@@ -331,7 +332,7 @@ func configMapObj(name string, finalizers ...string) *unstructured.Unstructured 
 
 // applied returns what the member would hold after our apply.
 func appliedCopy(t *testing.T, fed *unstructured.Unstructured) *unstructured.Unstructured {
-	d, _, err := Desired(federatedtypes.ByName("configmaps"), fed, "fed", "fed-uid")
+	d, _, err := plan.Desired(federatedtypes.ByName("configmaps"), fed, "fed", "fed-uid")
 	require.NoError(t, err)
 	d.SetResourceVersion("1")
 	return d

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/ownership"
 )
 
@@ -145,7 +146,7 @@ func (c *Controller) waitForUnusable(fed *unstructured.Unstructured, usable map[
 	}
 	var pending []string
 	for _, cl := range all {
-		if !usable[cl.Name] && Selected(fed.GetAnnotations(), cl) {
+		if !usable[cl.Name] && plan.Selected(fed.GetAnnotations(), cl) {
 			pending = append(pending, cl.Name)
 		}
 	}

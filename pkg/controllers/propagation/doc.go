@@ -6,7 +6,9 @@
 //
 // The reconcile of one object (reconcile.go) reads top to bottom:
 // placement → desired copies → replica plan → in-sync decision → dispatch
-// of member writes → status. Member writes of every kind go through the
+// of member writes → status. What is pure of it (placement, the desired
+// copy of each cluster, whether a member's copy holds it) is package plan,
+// which knows no client. Member writes of every kind go through the
 // per-cluster queues of package memberwrites; the writes themselves are in
 // memberwrite.go.
 //

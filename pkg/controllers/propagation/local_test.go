@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -25,7 +26,7 @@ func TestHelmReleaseSecretsStayAtTheFederation(t *testing.T) {
 	release := secretObj("sh.helm.release.v1.web.v1", federatedtypes.HelmReleaseSecretType)
 	members := newFakeMembers([]string{"c1", "c2"})
 	// An earlier controller manager copied it to c2.
-	earlier, _, err := Desired(secrets, release, "fed", "fed-uid")
+	earlier, _, err := plan.Desired(secrets, release, "fed", "fed-uid")
 	require.NoError(t, err)
 	members.put("c2", earlier)
 	tc := newTestController(t, secrets, members, release, secretObj("plain", "Opaque"))
@@ -69,7 +70,7 @@ func TestTheMembersKubernetesServiceIsNeverTouched(t *testing.T) {
 	// own: still nothing is written or deleted.
 	fed := kubernetesServiceObj()
 	members := newFakeMembers([]string{"c1", "c2"})
-	earlier, _, err := Desired(services, fed, "fed", "fed-uid")
+	earlier, _, err := plan.Desired(services, fed, "fed", "fed-uid")
 	require.NoError(t, err)
 	members.put("c2", earlier)
 	tc := newTestController(t, services, members, fed)
@@ -95,7 +96,7 @@ func TestATombstoneOfTheKubernetesServiceTouchesNoMember(t *testing.T) {
 	services := federatedtypes.ByName("services")
 	fed := kubernetesServiceObj()
 	members := newFakeMembers([]string{"c1"})
-	earlier, _, err := Desired(services, fed, "fed", "fed-uid")
+	earlier, _, err := plan.Desired(services, fed, "fed", "fed-uid")
 	require.NoError(t, err)
 	members.put("c1", earlier)
 	tc := newTestController(t, services, members) // gone from the federation

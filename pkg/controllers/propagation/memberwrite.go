@@ -21,6 +21,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/memberrbac"
 	"github.com/federation-v1/federation/pkg/ownership"
@@ -116,7 +117,7 @@ func (c *Controller) applyCopy(ctx context.Context, cluster string, fed, desired
 	ev := &memberwrites.Event{Reason: ReasonUpdate, Verb: "Updated"}
 	// Changed there while what we send stayed the same (a member's HPA
 	// changing replicas the federation follows is an update, not drift).
-	if exists && appliedBefore && !sameVersion(last.version, cur) && cur.GetAnnotations()[federationv1beta1.AppliedHashAnnotation] == hash {
+	if exists && appliedBefore && !plan.SameVersion(last.version, cur) && cur.GetAnnotations()[federationv1beta1.AppliedHashAnnotation] == hash {
 		ev = &memberwrites.Event{Reason: ReasonUpdate, Verb: "Restored", Suffix: ": it was changed there"}
 	}
 	created := &memberwrites.Event{Reason: ReasonCreate, Verb: "Created"}
@@ -144,11 +145,11 @@ func (c *Controller) applyCopy(ctx context.Context, cluster string, fed, desired
 		}
 		if ownership.IsAdopted(live) && !ownership.IsAdopted(desired) {
 			var err error
-			if desired, hash, err = withAdopted(c.typ, desired); err != nil {
+			if desired, hash, err = plan.WithAdopted(c.typ, desired); err != nil {
 				return nil, err
 			}
 		}
-		if InSync(live, desired, hash, last.version) {
+		if plan.InSync(live, desired, hash, last.version) {
 			// Our own write, not yet in the cache.
 			return nil, nil
 		}
@@ -210,7 +211,7 @@ func (c *Controller) createCopy(ctx context.Context, cluster string, fed, desire
 		// Ours, and our cache did not know (it had not synced, or our
 		// write's echo is late).
 		if ownership.IsAdopted(live) {
-			if desired, _, err = withAdopted(c.typ, desired); err != nil {
+			if desired, _, err = plan.WithAdopted(c.typ, desired); err != nil {
 				return nil, err
 			}
 		}
@@ -233,7 +234,7 @@ func (c *Controller) adopt(ctx context.Context, cluster string, fed, desired *un
 	if !c.adoptionAsked(cluster, fed) && !c.adoptedAtJoin(live) {
 		return nil, c.conflict(cluster, fed, live, "")
 	}
-	marked, _, err := withAdopted(c.typ, desired)
+	marked, _, err := plan.WithAdopted(c.typ, desired)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/memberrbac"
 	"github.com/federation-v1/federation/pkg/ownership"
@@ -50,21 +51,12 @@ func (c *Controller) markCreated(cluster string, fed, desired *unstructured.Unst
 	}
 	labels[memberrbac.CreatedByLabel] = c.members.Federation()
 	out.SetLabels(labels)
-	return DesiredFor(out, nil, "", nil)
+	return plan.DesiredFor(out, nil, "", nil)
 }
 
 func (c *Controller) isOurs(obj metav1.Object) bool {
 	o, _ := c.ownerOf(obj)
 	return o == ownership.Us
-}
-
-// unmarkCreated takes the created mark off what is sent to adopt a
-// member's namespace, which the federation did not create.
-func unmarkCreated(obj *unstructured.Unstructured) {
-	if labels := obj.GetLabels(); labels != nil {
-		delete(labels, memberrbac.CreatedByLabel)
-		obj.SetLabels(labels)
-	}
 }
 
 // applyWithAccess applies a copy; for Roles and RoleBindings, it first

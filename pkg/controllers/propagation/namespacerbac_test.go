@@ -13,6 +13,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/memberrbac"
 )
@@ -22,7 +23,7 @@ func TestNamespaceCopiesAreMarkedCreatedOnlyWhenTheFederationCreatesThem(t *test
 	tc := newTestController(t, federatedtypes.Namespaces, members, namespaceObj("team"))
 	tc.Controller.members = cachedNamespaces{members}
 	fed := namespaceObj("team")
-	desired, hash, err := Desired(federatedtypes.Namespaces, fed, "fed", "fed-uid")
+	desired, hash, err := plan.Desired(federatedtypes.Namespaces, fed, "fed", "fed-uid")
 	require.NoError(t, err)
 
 	marked, markedHash, err := tc.markCreated("c1", fed, desired, hash)
@@ -50,7 +51,7 @@ func TestNamespaceCopiesAreMarkedCreatedOnlyWhenTheFederationCreatesThem(t *test
 	assert.Equal(t, hash, keptHash)
 
 	members.cache["c1"] = map[string]*unstructured.Unstructured{}
-	adopted, _, err := withAdopted(federatedtypes.ByName("namespaces"), marked)
+	adopted, _, err := plan.WithAdopted(federatedtypes.ByName("namespaces"), marked)
 	require.NoError(t, err)
 	assert.NotContains(t, adopted.GetLabels(), memberrbac.CreatedByLabel, "an adopted namespace is the member's: never marked")
 	stillAdopted, _, err := tc.markCreated("c1", fed, adopted, "h")

@@ -13,6 +13,7 @@ import (
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/overrides"
 )
@@ -84,7 +85,7 @@ func (c *Controller) withOverrides(fed *unstructured.Unstructured, placed map[st
 			c.typ.Pods.Mark(out, c.members.Federation())
 		}
 		// (Hashed again without the former hash.)
-		return DesiredFor(out, nil, "", nil)
+		return plan.DesiredFor(out, nil, "", nil)
 	}, done, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/memberrbac"
@@ -156,7 +157,7 @@ func (c *Controller) keepAdopted(cluster string, fed, desired *unstructured.Unst
 	if !adopted || ownership.IsAdopted(desired) {
 		return desired, hash, nil
 	}
-	return withAdopted(c.typ, desired)
+	return plan.WithAdopted(c.typ, desired)
 }
 
 // ourCopy is what tells how to let a copy go.

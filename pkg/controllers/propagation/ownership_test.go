@@ -17,6 +17,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
 )
@@ -57,7 +58,7 @@ func TestCopiesCarryTheFederationsUID(t *testing.T) {
 	// A copy written before the UID label: ours, and labelled at its next write.
 	legacy := configMapObj("b", Finalizer)
 	members = newFakeMembers([]string{"c1"})
-	old, _, err := Desired(federatedtypes.ByName("configmaps"), legacy, "fed", "")
+	old, _, err := plan.Desired(federatedtypes.ByName("configmaps"), legacy, "fed", "")
 	require.NoError(t, err)
 	old.SetResourceVersion("1")
 	members.put("c1", old)
@@ -134,7 +135,7 @@ func compareTask(t *testing.T, tc *testController, objKey, cluster string) membe
 	t.Helper()
 	fed, err := tc.get(splitKey(objKey))
 	require.NoError(t, err)
-	d, h, err := Desired(tc.typ, fed, "fed", "fed-uid")
+	d, h, err := plan.Desired(tc.typ, fed, "fed", "fed-uid")
 	require.NoError(t, err)
 	return memberwrites.Task{Fed: fed, Desired: d, Hash: h}
 }
@@ -209,9 +210,9 @@ func TestAConflictGivesPropagatedFalse(t *testing.T) {
 
 // adoptedCopy is what c1 holds of fed after adopting it.
 func adoptedCopy(t *testing.T, fed *unstructured.Unstructured) *unstructured.Unstructured {
-	d, _, err := Desired(federatedtypes.ByName("configmaps"), fed, "fed", "fed-uid")
+	d, _, err := plan.Desired(federatedtypes.ByName("configmaps"), fed, "fed", "fed-uid")
 	require.NoError(t, err)
-	d, _, err = withAdopted(federatedtypes.ByName("configmaps"), d)
+	d, _, err = plan.WithAdopted(federatedtypes.ByName("configmaps"), d)
 	require.NoError(t, err)
 	d.SetResourceVersion("1")
 	return d
@@ -269,7 +270,7 @@ func fedNamespace(name string, finalizers ...string) *unstructured.Unstructured 
 func TestDeletingANamespaceLeavesOneWithForeignObjects(t *testing.T) {
 	members := newFakeMembers([]string{"c1", "c2"})
 	for _, c := range []string{"c1", "c2"} {
-		ns, _, err := Desired(federatedtypes.ByName("namespaces"), fedNamespace("team"), "fed", "fed-uid")
+		ns, _, err := plan.Desired(federatedtypes.ByName("namespaces"), fedNamespace("team"), "fed", "fed-uid")
 		require.NoError(t, err)
 		members.put(c, ns)
 	}

@@ -8,41 +8,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/clusterselector"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/membercluster"
 )
-
-// Placement returns the names of the clusters, among the usable ones, that
-// should hold a copy of an object with these annotations: those whose labels
-// match the cluster selector and, for a namespaced object, that already
-// have its namespace (hasNamespace; nil for cluster-scoped objects).
-func Placement(annotations map[string]string, clusters []*federationv1beta1.Cluster, hasNamespace func(cluster string) bool) (map[string]bool, error) {
-	selector, err := clusterselector.ForObject(annotations)
-	if err != nil {
-		return nil, fmt.Errorf("annotation %s: %w", clusterselector.Annotation, err)
-	}
-	placed := map[string]bool{}
-	for _, c := range clusters {
-		if !selector.Matches(labels.Set(c.Labels)) {
-			continue
-		}
-		if hasNamespace != nil && !hasNamespace(c.Name) {
-			continue
-		}
-		placed[c.Name] = true
-	}
-	return placed, nil
-}
-
-// Selected reports whether a cluster matches the object's selector,
-// whatever its health.
-func Selected(annotations map[string]string, c *federationv1beta1.Cluster) bool {
-	selector, err := clusterselector.ForObject(annotations)
-	return err == nil && selector.Matches(labels.Set(c.Labels))
-}
 
 // namespaceIn reports whether a namespaced object's namespace is in a
 // member for placement. Our label-filtered cache only holds the member
@@ -77,7 +47,7 @@ func (c *Controller) namespaceLive(ctx context.Context, cluster, namespace strin
 		return false, fmt.Errorf("reading namespace %s: %w", namespace, err)
 	}
 	cl := c.usableCluster(cluster)
-	if cl == nil || !Selected(fedNs.GetAnnotations(), cl) {
+	if cl == nil || !plan.Selected(fedNs.GetAnnotations(), cl) {
 		return false, nil
 	}
 	client, err := c.members.Client(cluster)

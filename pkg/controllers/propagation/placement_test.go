@@ -10,6 +10,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/clusterselector"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -50,7 +51,7 @@ func TestPlacement(t *testing.T) {
 			if tt.selector != "" {
 				annotations[clusterselector.Annotation] = tt.selector
 			}
-			placed, err := Placement(annotations, three, tt.namespace)
+			placed, err := plan.Placement(annotations, three, tt.namespace)
 			if tt.wantErr {
 				require.Error(t, err)
 				return
@@ -64,7 +65,7 @@ func TestPlacement(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 			for _, c := range three {
 				if tt.namespace == nil {
-					assert.Equal(t, placed[c.Name], Selected(annotations, c), c.Name)
+					assert.Equal(t, placed[c.Name], plan.Selected(annotations, c), c.Name)
 				}
 			}
 		})

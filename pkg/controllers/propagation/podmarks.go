@@ -2,6 +2,8 @@ package propagation
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 )
 
 // keepUnmarked sends a cluster's copy without the pod marks that cannot
@@ -23,5 +25,5 @@ func (c *Controller) keepUnmarked(cluster string, fed, desired *unstructured.Uns
 func (c *Controller) unmarked(desired *unstructured.Unstructured) (*unstructured.Unstructured, string, error) {
 	out := desired.DeepCopy()
 	c.typ.Pods.Unmark(out)
-	return DesiredFor(out, nil, "", nil)
+	return plan.DesiredFor(out, nil, "", nil)
 }

@@ -16,6 +16,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -64,7 +65,7 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 		c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonBadSelector, "%s %s: %v", c.typ.Kind, key, err)
 		return nil
 	}
-	desired, hash, err := Desired(c.typ, fed, c.members.Federation(), c.members.FederationUID())
+	desired, hash, err := plan.Desired(c.typ, fed, c.members.Federation(), c.members.FederationUID())
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", c.typ.Kind, key, err)
 	}
@@ -100,7 +101,7 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	}
 	// From the member caches: copies being written come back with their
 	// members' watch events.
-	rolled := !inFlight && len(failures) == 0 && Rolled(placed, copies.inSync, copies.hashes)
+	rolled := !inFlight && len(failures) == 0 && plan.Rolled(placed, copies.inSync, copies.hashes)
 	return c.writeStatus(ctx, fed, copies.inSync, rolled, inFlight, failures, planned)
 }
 
@@ -160,7 +161,7 @@ func (c *Controller) placedClusters(ctx context.Context, fed *unstructured.Unstr
 			return c.namespaceIn(ctx, cluster, fed.GetNamespace())
 		}
 	}
-	return Placement(fed.GetAnnotations(), c.members.Clusters(), hasNamespace)
+	return plan.Placement(fed.GetAnnotations(), c.members.Clusters(), hasNamespace)
 }
 
 // memberCopies are the result of comparing the members with what they
@@ -259,29 +260,13 @@ func (c *Controller) holdsDesired(cluster string, fed, desired *unstructured.Uns
 		// brings its end next.
 		return cur, true
 	}
-	if !InSync(cur, desired, hash, last.version) {
+	if !plan.InSync(cur, desired, hash, last.version) {
 		return nil, false
 	}
 	if !appliedBefore {
 		c.applied.remember(cluster, objKey, cur, false)
 	}
 	return cur, true
-}
-
-// Rolled reports whether every placed cluster holds the object as last
-// applied (its hash in hashes) and its controllers observed that generation.
-func Rolled(placed map[string]bool, members []federatedtypes.Member, hashes map[string]string) bool {
-	current := 0
-	for _, m := range members {
-		if !placed[m.Cluster] || m.Object.GetAnnotations()[federationv1beta1.AppliedHashAnnotation] != hashes[m.Cluster] {
-			continue
-		}
-		observed, _, _ := unstructured.NestedInt64(m.Object.Object, "status", "observedGeneration")
-		if observed >= m.Object.GetGeneration() {
-			current++
-		}
-	}
-	return current == len(placed)
 }
 
 func (c *Controller) resource(namespace string) dynamic.ResourceInterface {

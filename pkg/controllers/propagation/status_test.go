@@ -13,6 +13,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -106,7 +107,7 @@ func TestRolled(t *testing.T) {
 		{"copies where not placed do not count", []federatedtypes.Member{withHash("c1", 2, cur, observed(2)), withHash("c9", 1, cur, observed(1))}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, Rolled(placed, tt.members, map[string]string{"c1": "h", "c2": "h", "c9": "h"}))
+			assert.Equal(t, tt.want, plan.Rolled(placed, tt.members, map[string]string{"c1": "h", "c2": "h", "c9": "h"}))
 		})
 	}
 }

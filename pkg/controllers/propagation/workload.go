@@ -12,6 +12,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/capacity"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/planner/replicaplan"
 )
 
@@ -95,9 +96,9 @@ func (c *Controller) planReplicas(ctx context.Context, fed *unstructured.Unstruc
 // showing the old and new distribution (and a warning for what is
 // unplaced), and returns the updated object. specChanged writes fed even
 // when the plan is the same.
-func (c *Controller) recordPlan(ctx context.Context, fed *unstructured.Unstructured, plan replicaplan.Plan, unplaced *condition, specChanged bool) (*unstructured.Unstructured, error) {
+func (c *Controller) recordPlan(ctx context.Context, fed *unstructured.Unstructured, shares replicaplan.Plan, unplaced *condition, specChanged bool) (*unstructured.Unstructured, error) {
 	previous := replicaplan.FromAnnotations(fed.GetAnnotations())
-	value := plan.Encode()
+	value := shares.Encode()
 	if fed.GetAnnotations()[federationv1beta1.ReplicaPlanAnnotation] == value {
 		if !specChanged {
 			return fed, nil
@@ -123,7 +124,7 @@ func (c *Controller) recordPlan(ctx context.Context, fed *unstructured.Unstructu
 	if previous != nil {
 		was = previous.String()
 	}
-	c.recorder.Eventf(updated, corev1.EventTypeNormal, ReasonReplicasPlanned, "Replica plan: %s (was: %s)", plan.String(), was)
+	c.recorder.Eventf(updated, corev1.EventTypeNormal, ReasonReplicasPlanned, "Replica plan: %s (was: %s)", shares.String(), was)
 	if unplaced != nil {
 		c.recorder.Eventf(updated, corev1.EventTypeWarning, ReasonReplicasUnplaced, "%s", unplaced.Message)
 	}
@@ -141,7 +142,7 @@ func (c *Controller) divide(ctx context.Context, fed *unstructured.Unstructured,
 	same := func(string) (*unstructured.Unstructured, string, error) { return desired, hash, nil }
 	switch {
 	case c.typ.Replicas != nil:
-		fed, plan, planned, err := c.planReplicas(ctx, fed, placed)
+		fed, shares, planned, err := c.planReplicas(ctx, fed, placed)
 		if err != nil {
 			return nil, nil, nil, nil, err
 		}
@@ -153,15 +154,15 @@ func (c *Controller) divide(ctx context.Context, fed *unstructured.Unstructured,
 					own = &n
 				}
 			}
-			return DesiredFor(desired, plan, cluster, own)
+			return plan.DesiredFor(desired, shares, cluster, own)
 		}, planned, nil
 	case c.typ.DividesHPA:
-		fed, placed, plan, err := c.planHPA(ctx, fed, placed)
-		if err != nil || plan == nil {
+		fed, placed, shares, err := c.planHPA(ctx, fed, placed)
+		if err != nil || shares == nil {
 			return fed, placed, same, nil, err
 		}
 		return fed, placed, func(cluster string) (*unstructured.Unstructured, string, error) {
-			return DesiredFor(desired, plan, cluster, nil)
+			return plan.DesiredFor(desired, shares, cluster, nil)
 		}, nil, nil
 	}
 	return fed, placed, same, nil, nil

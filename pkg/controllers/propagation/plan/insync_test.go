@@ -1,4 +1,4 @@
-package propagation
+package plan
 
 import (
 	"strings"
@@ -68,20 +68,20 @@ spec: {replicas: 2, template: {spec: {containers: [{name: c, image: i}]}}}`)
 
 func TestVersionWithoutGeneration(t *testing.T) {
 	cm := parse(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: a, resourceVersion: "12"}}`)
-	assert.Equal(t, "rv12", version(cm), "ConfigMaps have no generation: any change counts")
+	assert.Equal(t, "rv12", Version(cm), "ConfigMaps have no generation: any change counts")
 	cm.SetGeneration(3)
-	assert.Equal(t, "g3", version(cm))
+	assert.Equal(t, "g3", Version(cm))
 }
 
 func TestSameVersionIsToldAsItWasRemembered(t *testing.T) {
 	svc := parse(t, `{apiVersion: v1, kind: Service, metadata: {name: a, resourceVersion: "12"}, spec: {type: LoadBalancer}}`)
-	shaped := version(svc)
+	shaped := Version(svc)
 	require.True(t, strings.HasPrefix(shaped, "s"), shaped)
 	svc.SetResourceVersion("13")
 	svc.Object["status"] = map[string]any{"loadBalancer": map[string]any{"ingress": []any{map[string]any{"ip": "127.1.1.1"}}}}
-	assert.True(t, sameVersion(shaped, svc), "a status write keeps the shape")
-	assert.False(t, sameVersion("rv12", svc), "remembered from a metadata answer: the resourceVersion decides")
-	assert.True(t, sameVersion("rv13", svc))
+	assert.True(t, SameVersion(shaped, svc), "a status write keeps the shape")
+	assert.False(t, SameVersion("rv12", svc), "remembered from a metadata answer: the resourceVersion decides")
+	assert.True(t, SameVersion("rv13", svc))
 	_ = unstructured.SetNestedField(svc.Object, "ClusterIP", "spec", "type")
-	assert.False(t, sameVersion(shaped, svc), "spec changed there")
+	assert.False(t, SameVersion(shaped, svc), "spec changed there")
 }

@@ -1,4 +1,4 @@
-package propagation
+package plan
 
 import (
 	"crypto/sha256"
@@ -20,12 +20,12 @@ var notTravelling = map[string]bool{
 	federationv1beta1.AppliedHashAnnotation:      true,
 	federationv1beta1.ObjectUIDAnnotation:        true,
 	federationv1beta1.ReplicaPlanAnnotation:      true,
-	// Ownership is the federation's to say on each copy (ownership.go);
+	// Ownership is the federation's to say on each copy (package ownership);
 	// how to resolve conflicts is said to the federation, not the members.
 	federationv1beta1.AdoptedAnnotation:            true,
 	federationv1beta1.ConflictResolutionAnnotation: true,
 	federationv1beta1.DeleteAdoptedAnnotation:      true,
-	// Applied here, to each cluster's copy (overrides.go): a rule changed
+	// Applied here, to each cluster's copy (the overrides stage): a rule changed
 	// for one cluster rewrites no other.
 	federationv1beta1.OverridesAnnotation: true,
 }
@@ -83,7 +83,7 @@ func Desired(a *federatedtypes.Type, fed *unstructured.Unstructured, federation,
 		// pods of federated workloads are watched without watching all pods.
 		a.Pods.Mark(out, federation)
 	}
-	hash, err := hashOf(out)
+	hash, err := hash(out)
 	if err != nil {
 		return nil, "", err
 	}
@@ -92,8 +92,8 @@ func Desired(a *federatedtypes.Type, fed *unstructured.Unstructured, federation,
 	return out, hash, nil
 }
 
-// hashOf hashes the object's JSON (map keys are sorted by encoding/json).
-func hashOf(u *unstructured.Unstructured) (string, error) {
+// hash hashes the object's JSON (map keys are sorted by encoding/json).
+func hash(u *unstructured.Unstructured) (string, error) {
 	b, err := json.Marshal(u.Object)
 	if err != nil {
 		return "", err
@@ -125,7 +125,7 @@ func DesiredFor(desired *unstructured.Unstructured, plan replicaplan.Plan, clust
 			return nil, "", err
 		}
 	}
-	hash, err := hashOf(out)
+	hash, err := hash(out)
 	if err != nil {
 		return nil, "", err
 	}
@@ -138,9 +138,9 @@ func DesiredFor(desired *unstructured.Unstructured, plan replicaplan.Plan, clust
 	return out, hash, nil
 }
 
-// withAdopted is an object as sent to a member, marked as adopted there,
+// WithAdopted is an object as sent to a member, marked as adopted there,
 // and its hash: an adopted copy stays marked on every write.
-func withAdopted(t *federatedtypes.Type, sent *unstructured.Unstructured) (*unstructured.Unstructured, string, error) {
+func WithAdopted(t *federatedtypes.Type, sent *unstructured.Unstructured) (*unstructured.Unstructured, string, error) {
 	out := sent.DeepCopy()
 	annotations := out.GetAnnotations()
 	if annotations == nil {
@@ -151,10 +151,19 @@ func withAdopted(t *federatedtypes.Type, sent *unstructured.Unstructured) (*unst
 	unmarkCreated(out)
 	if t.Namespace {
 		// The member's namespace becomes one the federation may write in
-		// (namespaceowner.go), and stays so while we apply it.
+		// (the federation writes only in namespaces it created or adopted), and stays so while we apply it.
 		labels := out.GetLabels()
 		labels[memberrbac.AdoptedByLabel(labels[federationv1beta1.FederationLabel])] = memberrbac.Adopted
 		out.SetLabels(labels)
 	}
 	return DesiredFor(out, nil, "", nil)
+}
+
+// unmarkCreated takes the created mark off what is sent to adopt a
+// member's namespace, which the federation did not create.
+func unmarkCreated(obj *unstructured.Unstructured) {
+	if labels := obj.GetLabels(); labels != nil {
+		delete(labels, memberrbac.CreatedByLabel)
+		obj.SetLabels(labels)
+	}
 }

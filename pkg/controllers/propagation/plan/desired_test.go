@@ -1,4 +1,4 @@
-package propagation
+package plan
 
 import (
 	"testing"
@@ -195,13 +195,13 @@ func TestDesiredForACluster(t *testing.T) {
 	fed := parse(t, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: ns, annotations: {note: x}}\nspec: {replicas: 9, template: {}}\n")
 	desired, _, err := Desired(federatedtypes.ByName("deployments"), fed, "fed", "")
 	require.NoError(t, err)
-	plan := replicaplan.Plan{"replicas": {"c1": 5, "c2": 4}}
+	shares := replicaplan.Plan{"replicas": {"c1": 5, "c2": 4}}
 
-	d1, h1, err := DesiredFor(desired, plan, "c1", nil)
+	d1, h1, err := DesiredFor(desired, shares, "c1", nil)
 	require.NoError(t, err)
-	d2, h2, err := DesiredFor(desired, plan, "c2", nil)
+	d2, h2, err := DesiredFor(desired, shares, "c2", nil)
 	require.NoError(t, err)
-	d3, h3, err := DesiredFor(desired, plan, "c3", nil)
+	d3, h3, err := DesiredFor(desired, shares, "c3", nil)
 	require.NoError(t, err)
 	for d, want := range map[*unstructured.Unstructured]int64{d1: 5, d2: 4, d3: 0} {
 		n, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
@@ -213,48 +213,17 @@ func TestDesiredForACluster(t *testing.T) {
 	assert.Equal(t, "x", d1.GetAnnotations()["note"])
 	label, _, _ := unstructured.NestedString(d1.Object, "spec", "template", "metadata", "labels", "federation.kubernetes.io/federation-name")
 	assert.Equal(t, "fed", label, "pods carry the federation's label")
-	again, hAgain, err := DesiredFor(desired, plan, "c1", nil)
+	again, hAgain, err := DesiredFor(desired, shares, "c1", nil)
 	require.NoError(t, err)
 	assert.Equal(t, h1, hAgain)
 	assert.Equal(t, d1, again)
 
 	seven := int64(7)
-	owned, _, err := DesiredFor(desired, plan, "c1", &seven)
+	owned, _, err := DesiredFor(desired, shares, "c1", &seven)
 	require.NoError(t, err)
 	n, _, _ := unstructured.NestedInt64(owned.Object, "spec", "replicas")
 	assert.Equal(t, int64(7), n, "the member's HPA owns the count: the federation follows it")
 	assert.Equal(t, map[string]bool{"c1": true, "c2": true}, replicaplan.HPAClusters(map[string]string{federationv1beta1.HPATargetClustersAnnotation: `{"Names":["c1","c2"]}`}))
-}
-
-func TestAJobAMemberHoldsWithoutThePodLabelIsSentWithout(t *testing.T) {
-	jobs := federatedtypes.ByName("jobs")
-	fed := parse(t, "apiVersion: batch/v1\nkind: Job\nmetadata: {name: web, namespace: ns}\nspec: {completions: 2, template: {spec: {}}}\n")
-	desired, _, err := Desired(jobs, fed, "fed", "")
-	require.NoError(t, err)
-	plan := replicaplan.Plan{"completions": {"c1": 2}}
-	labelled, h1, err := DesiredFor(desired, plan, "c1", nil)
-	require.NoError(t, err)
-	podLabelled := func(obj *unstructured.Unstructured) bool {
-		_, found, _ := unstructured.NestedString(obj.Object, "spec", "template", "metadata", "labels", federationv1beta1.FederationLabel)
-		return found
-	}
-	assert.True(t, podLabelled(labelled))
-	c := &Controller{typ: jobs}
-	bare, h2, err := c.unmarked(labelled)
-	require.NoError(t, err)
-	assert.False(t, podLabelled(bare))
-	_, found, _ := unstructured.NestedMap(bare.Object, "spec", "template", "metadata")
-	assert.False(t, found, "no empty metadata left to apply")
-	assert.NotEqual(t, h1, h2, "the hash covers what is sent")
-	assert.Equal(t, h2, bare.GetAnnotations()[federationv1beta1.AppliedHashAnnotation])
-	assert.True(t, podLabelled(labelled), "what was sent is not touched")
-	assert.True(t, jobs.Pods.MissesFixed(bare, labelled), "a member's Job without the label keeps being sent without")
-	assert.False(t, jobs.Pods.MissesFixed(labelled, labelled))
-	// The member's Job has a selector of its own making (no manualSelector):
-	// not one of ours to mark, so nothing is missing.
-	made := labelled.DeepCopy()
-	require.NoError(t, unstructured.SetNestedStringMap(made.Object, map[string]string{"batch.kubernetes.io/controller-uid": "u"}, "spec", "selector", "matchLabels"))
-	assert.False(t, jobs.Pods.MissesFixed(made, labelled), "a selector the member generated is not ours to mark")
 }
 
 // kubectl apply records the whole object, override rules included, in an
@@ -264,7 +233,7 @@ func TestTheLastAppliedRecordTravelsWithoutTheRules(t *testing.T) {
 	withRules := func(rules string) *unstructured.Unstructured {
 		record := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations":{"federation.kubernetes.io/overrides":` +
 			rules + `,"note":"x"},"name":"a","namespace":"ns"},"data":{"k":"v"}}` + "\n"
-		fed := configMapObj("a")
+		fed := configMap("a")
 		fed.SetAnnotations(map[string]string{
 			federationv1beta1.OverridesAnnotation: rules,
 			"note":                                "x",
@@ -281,9 +250,17 @@ func TestTheLastAppliedRecordTravelsWithoutTheRules(t *testing.T) {
 		one.GetAnnotations()["kubectl.kubernetes.io/last-applied-configuration"])
 
 	// A record that is no JSON object travels as it is.
-	odd := configMapObj("a")
+	odd := configMap("a")
 	odd.SetAnnotations(map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "not json"})
 	d, _, err := Desired(federatedtypes.ByName("configmaps"), odd, "fed", "fed-uid")
 	require.NoError(t, err)
 	assert.Equal(t, "not json", d.GetAnnotations()["kubectl.kubernetes.io/last-applied-configuration"])
+}
+
+// configMap is a federated ConfigMap ns/name.
+func configMap(name string) *unstructured.Unstructured {
+	o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"k": "v"}}}
+	o.SetName(name)
+	o.SetNamespace("ns")
+	return o
 }

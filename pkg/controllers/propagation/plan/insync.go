@@ -1,4 +1,4 @@
-package propagation
+package plan
 
 import (
 	"strconv"
@@ -10,14 +10,14 @@ import (
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
 
-// version is what tells that a member copy changed since we applied it: its
+// Version is what tells that a member copy changed since we applied it: its
 // generation when the type has one (spec changes only); for a whole object
 // without one (Services, HPAs: Kubernetes keeps none for them, yet their
 // members write their status), the digest of all but its status (see
 // shape); else its resourceVersion (ConfigMaps, Secrets and Namespaces,
 // read as metadata only, have neither a generation nor a status written by
 // their members).
-func version(obj metav1.Object) string {
+func Version(obj metav1.Object) string {
 	if g := obj.GetGeneration(); g > 0 {
 		return "g" + strconv.FormatInt(g, 10)
 	}
@@ -29,18 +29,18 @@ func version(obj metav1.Object) string {
 	return "rv" + obj.GetResourceVersion()
 }
 
-// sameVersion reports whether cur is still at version last, told the way
+// SameVersion reports whether cur is still at version last, told the way
 // last was: a version remembered from a metadata answer is a
 // resourceVersion, and cur is compared by its resourceVersion even when
 // it is a whole object (a live read).
-func sameVersion(last string, cur metav1.Object) bool {
+func SameVersion(last string, cur metav1.Object) bool {
 	switch {
 	case strings.HasPrefix(last, "g"):
 		return last == "g"+strconv.FormatInt(cur.GetGeneration(), 10)
 	case strings.HasPrefix(last, "rv"):
 		return last == "rv"+cur.GetResourceVersion()
 	}
-	return last == version(cur)
+	return last == Version(cur)
 }
 
 // InSync reports whether the member copy cur holds what desired (with hash)
@@ -55,7 +55,7 @@ func InSync(cur, desired *unstructured.Unstructured, hash, lastVersion string) b
 	if !contains(cur.GetLabels(), desired.GetLabels()) || !contains(cur.GetAnnotations(), desired.GetAnnotations()) {
 		return false
 	}
-	return lastVersion == "" || sameVersion(lastVersion, cur)
+	return lastVersion == "" || SameVersion(lastVersion, cur)
 }
 
 func contains(have, want map[string]string) bool {

@@ -1,0 +1,8 @@
+// Package plan is the pure stage of propagation: from a federated object,
+// the member clusters and what a member holds, it says which clusters get a
+// copy (Placement), what each copy is (Desired, DesiredFor, WithAdopted)
+// and whether a member's copy already holds it (InSync, Version, Rolled).
+// It calls no client and reads no clock: every function is a table-tested
+// transformation. It must not import the controller, the member writer or
+// any client package.
+package plan
