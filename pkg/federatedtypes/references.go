@@ -216,21 +216,36 @@ func externalNameReferences(copy *unstructured.Unstructured) ([]Reference, error
 	switch {
 	case !ok:
 		return nil, nil
+	case ns == "":
+		return nil, fmt.Errorf("spec.externalName: %q is one label, which each reader resolves, through its search path, to the Service %q of its own namespace (an ingress controller's, say): name NAME.NAMESPACE.svc.DOMAIN or a name outside the cluster", name, service)
 	case ns != copy.GetNamespace():
 		return nil, fmt.Errorf("spec.externalName: %q is the Service %q of namespace %q in the member's cluster domain: a copy may name only Services of its own namespace", name, service, ns)
 	}
 	return []Reference{{Resource: services, Kind: "Service", Name: service, Field: "spec.externalName", Optional: true}}, nil
 }
 
-// ClusterServiceName reads a cluster DNS name of a Service
-// (SERVICE.NAMESPACE.svc, HOST.SERVICE.NAMESPACE.svc, with or without the
-// cluster's domain after it) as the Service and its namespace.
+// ClusterServiceName reads a DNS name as a member's cluster DNS resolves it
+// to a Service, and returns that Service and its namespace:
+// SERVICE.NAMESPACE.svc and HOST.SERVICE.NAMESPACE.svc, with or without
+// the cluster's domain after it; and, for a relative name (no trailing
+// dot), what a resolver's search path (NS.svc.DOMAIN, svc.DOMAIN) makes of
+// SERVICE.NAMESPACE, and of SERVICE alone, whose namespace is then the
+// resolver's own, whoever resolves it (namespace "").
 func ClusterServiceName(dnsName string) (service, namespace string, ok bool) {
-	labels := strings.Split(strings.ToLower(strings.TrimSuffix(dnsName, ".")), ".")
+	name := strings.ToLower(dnsName)
+	relative := !strings.HasSuffix(name, ".")
+	labels := strings.Split(strings.TrimSuffix(name, "."), ".")
 	for i := 2; i < len(labels); i++ {
 		if labels[i] == "svc" {
 			return labels[i-2], labels[i-1], true
 		}
+	}
+	switch {
+	case name == "" || !relative:
+	case len(labels) == 1:
+		return labels[0], "", true
+	case len(labels) == 2:
+		return labels[0], labels[1], true
 	}
 	return "", "", false
 }

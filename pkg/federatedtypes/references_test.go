@@ -143,6 +143,13 @@ func TestReferencesAreWhatACopyActsThrough(t *testing.T) {
 			[]string{"services/db at spec.externalName (optional)"}, ""},
 		{"an alias to another namespace's Service", "kind: Service\nmetadata: {namespace: team-a}\nspec: {type: ExternalName, externalName: payments.team-b.svc}",
 			nil, `spec.externalName: "payments.team-b.svc" is the Service "payments" of namespace "team-b"`},
+		{"a relative NAME.NAMESPACE, as search paths complete it", "kind: Service\nmetadata: {namespace: team-a}\nspec: {type: ExternalName, externalName: payments.team-b}",
+			nil, `spec.externalName: "payments.team-b" is the Service "payments" of namespace "team-b"`},
+		{"a relative NAME.NAMESPACE of its own", "kind: Service\nmetadata: {namespace: team-a}\nspec: {type: ExternalName, externalName: web.team-a}",
+			[]string{"services/web at spec.externalName (optional)"}, ""},
+		{"one label: the reader's own namespace", "kind: Service\nmetadata: {namespace: team-a}\nspec: {type: ExternalName, externalName: payments}",
+			nil, `spec.externalName: "payments" is one label, which each reader resolves`},
+		{"an absolute two-label name is outside", "kind: Service\nmetadata: {namespace: team-a}\nspec: {type: ExternalName, externalName: payments.team-b.}", nil, ""},
 		{"an alias outside the cluster", "kind: Service\nmetadata: {namespace: team-a}\nspec: {type: ExternalName, externalName: db.example.com}", nil, ""},
 		{"a ClusterIP Service names nothing", "kind: Service\nmetadata: {namespace: team-a}\nspec: {externalName: payments.team-b.svc}", nil, ""},
 

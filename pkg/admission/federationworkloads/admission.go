@@ -30,8 +30,9 @@
 //   - an Ingress with a resource backend, an object of a kind the
 //     federation does not propagate, resolved in each member;
 //   - an ExternalName Service naming a Service of another namespace in
-//     the members' cluster domain (NAME.NAMESPACE.svc...): ingress
-//     controllers and meshes follow it there with their own rights.
+//     the members' cluster domain (NAME.NAMESPACE.svc..., or relative
+//     NAME.NAMESPACE and NAME, which resolvers' search paths complete):
+//     ingress controllers and meshes follow it there with their own rights.
 //
 // Objects that are never propagated (local, or in a never-propagated
 // namespace) reach no member and are left alone. On an update only what
@@ -387,6 +388,11 @@ func validateExternalName(s, old *api.Service) field.ErrorList {
 	service, ns, ok := federatedtypes.ClusterServiceName(s.Spec.ExternalName)
 	if !ok || ns == s.Namespace {
 		return nil
+	}
+	if ns == "" {
+		return field.ErrorList{field.Invalid(field.NewPath("spec", "externalName"), s.Spec.ExternalName, fmt.Sprintf(
+			"is one label, which each reader resolves, through its search path, to the Service %q of its own namespace: the members' ingress controllers and meshes "+
+				"would follow it into theirs; name NAME.NAMESPACE.svc.DOMAIN or a name outside the cluster", service))}
 	}
 	return field.ErrorList{field.Invalid(field.NewPath("spec", "externalName"), s.Spec.ExternalName, fmt.Sprintf(
 		"names the Service %q of namespace %q in the members' cluster domain: their ingress controllers and meshes would follow it there, "+

@@ -489,3 +489,18 @@ func TestUnheldListsTakeTurns(t *testing.T) {
 	}
 	assert.Len(t, seen, 25, "every namespace in 3 rounds of 10")
 }
+
+// Another federation of our name sharing the member: its object carries
+// our name label with its own UID. It is not ours, and a round finds it.
+func TestAnObjectOfAnotherFederationOfOurNameIsFound(t *testing.T) {
+	members := newFakeMembers([]string{"c1"})
+	tc := newTestController(t, federatedtypes.ByName("deployments"), members, optionalSecrets("web", "theirs", 1))
+	require.NoError(t, tc.sync(t, "ns/web"))
+	require.NoError(t, tc.sync(t, "ns/web"), "in sync")
+	secret := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": "theirs-0", "namespace": "ns", "labels": map[string]any{
+			federationv1beta1.FederationLabel: "fed", federationv1beta1.FederationUIDLabel: "another-uid"}}}}
+	membersOwn(t, members, secret)
+	tc.checkUnheld(context.Background())
+	require.Equal(t, 1, tc.queue.Len())
+}

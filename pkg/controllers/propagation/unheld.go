@@ -109,7 +109,7 @@ func (u *unheldReferences) markForeign(at copyAt) {
 }
 
 // memberList is one LIST of a round: a member's objects of a resource in
-// a namespace that are not the federation's (by its name label, or for a
+// a namespace that are not the federation's (by its UID label, or for a
 // StatefulSet's claims by ClaimLabel).
 type memberList struct {
 	cluster, namespace string
@@ -179,11 +179,17 @@ func (u *unheldReferences) round(budget int) ([]memberList, map[memberList]*want
 // found there (that is not ours) are marked foreign and enqueued.
 func (c *Controller) checkUnheld(ctx context.Context) {
 	lists, wants := c.unheld.round(maxUnheldLists)
-	fed := c.members.Federation()
+	// Not ours: without our UID (which another federation of our name does
+	// not have either), or, while it is not known, without our name; our
+	// copies from before the UID label are told apart by isOurs below.
+	others := federationv1beta1.FederationLabel + "!=" + c.members.Federation()
+	if uid := c.members.FederationUID(); uid != "" {
+		others = federationv1beta1.FederationUIDLabel + "!=" + uid
+	}
 	for _, l := range lists {
-		selector := federationv1beta1.FederationLabel + "!=" + fed
+		selector := others
 		if l.claims {
-			selector = federatedtypes.ClaimLabel + "!=" + fed
+			selector = federatedtypes.ClaimLabel + "!=" + c.members.Federation()
 		}
 		items, err := c.members.ListLive(ctx, l.cluster, l.resource, l.namespace, selector)
 		if err != nil {

@@ -920,6 +920,19 @@ func tenancyOptionalReferences(f *fixture) {
 		f.waitMemberGone("Deployment", ns, "uses-opt-later")
 		f.waitEvent(ns, "Deployment", "uses-opt-later", referenceNotOurs, "names ConfigMap opt-later")
 	})
+	// Another federation of our name on the member: its object carries our
+	// name label, with its own UID; it is another's all the same.
+	f.part("another federation of our name", func(f *fixture) {
+		f.tenantApplies(deploymentManifest(f, ns, "uses-opt-namesake", func(s *corev1.PodSpec) {
+			s.Containers[0].EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "opt-namesake"}, Optional: &optional}}}
+		}))
+		f.waitMember("Deployment", ns, "uses-opt-namesake", nil)
+		f.memberOwns(fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: opt-namesake, namespace: %s, labels: {%s: %s, %s: 11111111-2222-3333-4444-555555555555}}\n"+
+			"stringData: {password: namesake}\n", ns, federationv1beta1.FederationLabel, federationName, federationv1beta1.FederationUIDLabel))
+		f.waitMemberGone("Deployment", ns, "uses-opt-namesake")
+		f.waitEvent(ns, "Deployment", "uses-opt-namesake", referenceNotOurs, "names Secret opt-namesake")
+	})
 	// Copies naming many optional names do not crowd one out: the check
 	// lists the member's objects of the namespace, whatever their number.
 	f.part("among many names", func(f *fixture) {
@@ -957,6 +970,12 @@ func tenancyMemberNames(f *fixture) {
 			"      resourceClaims: [{name: gpu, resourceClaimName: team-b-gpu}]\n", "spec.template.spec.resourceClaims[0].resourceClaimName"},
 		{"sec-alias-payments", fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata: {name: sec-alias-payments, namespace: %s}\n"+
 			"spec: {type: ExternalName, externalName: payments.%s.svc.cluster.local}\n", ns, teamAdminNamespace), "spec.externalName"},
+		// Relative names, which resolvers' search paths complete into the
+		// cluster: NAME.NAMESPACE, and NAME in the reader's own namespace.
+		{"sec-alias-short", fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata: {name: sec-alias-short, namespace: %s}\n"+
+			"spec: {type: ExternalName, externalName: payments.%s}\n", ns, teamAdminNamespace), "spec.externalName"},
+		{"sec-alias-bare", fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata: {name: sec-alias-bare, namespace: %s}\n"+
+			"spec: {type: ExternalName, externalName: payments}\n", ns), "is one label"},
 	} {
 		f.part(tt.name, func(f *fixture) {
 			obj := f.object(tt.manifest)
