@@ -227,10 +227,11 @@ func externalNameReferences(copy *unstructured.Unstructured) ([]Reference, error
 // ClusterServiceName reads a DNS name as a member's cluster DNS resolves it
 // to a Service, and returns that Service and its namespace:
 // SERVICE.NAMESPACE.svc and HOST.SERVICE.NAMESPACE.svc, with or without
-// the cluster's domain after it; and, for a relative name (no trailing
-// dot), what a resolver's search path (NS.svc.DOMAIN, svc.DOMAIN) makes of
-// SERVICE.NAMESPACE, and of SERVICE alone, whose namespace is then the
-// resolver's own, whoever resolves it (namespace "").
+// the cluster's domain after it; and a relative name of one label, which a
+// resolver's search path makes a Service of the resolver's own namespace,
+// whoever resolves it (namespace ""). A relative SERVICE.NAMESPACE is
+// completed so too, but cannot be told from a public name (example.com):
+// it is read as outside the cluster.
 func ClusterServiceName(dnsName string) (service, namespace string, ok bool) {
 	name := strings.ToLower(dnsName)
 	relative := !strings.HasSuffix(name, ".")
@@ -240,12 +241,9 @@ func ClusterServiceName(dnsName string) (service, namespace string, ok bool) {
 			return labels[i-2], labels[i-1], true
 		}
 	}
-	switch {
-	case name == "" || !relative:
-	case len(labels) == 1:
+	// (localhost is answered by resolvers themselves: RFC 6761.)
+	if name != "" && name != "localhost" && relative && len(labels) == 1 {
 		return labels[0], "", true
-	case len(labels) == 2:
-		return labels[0], labels[1], true
 	}
 	return "", "", false
 }

@@ -30,9 +30,10 @@
 //   - an Ingress with a resource backend, an object of a kind the
 //     federation does not propagate, resolved in each member;
 //   - an ExternalName Service naming a Service of another namespace in
-//     the members' cluster domain (NAME.NAMESPACE.svc..., or relative
-//     NAME.NAMESPACE and NAME, which resolvers' search paths complete):
-//     ingress controllers and meshes follow it there with their own rights.
+//     the members' cluster domain (NAME.NAMESPACE.svc..., or a relative
+//     NAME, which each reader's search path completes in its own
+//     namespace): ingress controllers and meshes follow it there with
+//     their own rights.
 //
 // Objects that are never propagated (local, or in a never-propagated
 // namespace) reach no member and are left alone. On an update only what
