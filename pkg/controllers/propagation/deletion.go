@@ -106,7 +106,7 @@ func (c *Controller) copiesToRelease(fed *unstructured.Unstructured) (map[string
 	usable := map[string]bool{}
 	var tasks []memberwrites.ClusterTask
 	for _, cl := range c.members.Clusters() {
-		if c.shared(fed) {
+		if plan.Shared(c.typ, fed) {
 			usable[cl.Name] = true
 			continue
 		}

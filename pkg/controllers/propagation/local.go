@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -27,7 +28,7 @@ func (c *Controller) local(fed *unstructured.Unstructured) bool {
 func (c *Controller) keepLocal(key string, fed *unstructured.Unstructured) {
 	var tasks []memberwrites.ClusterTask
 	for _, cl := range c.members.Clusters() {
-		if c.shared(fed) {
+		if plan.Shared(c.typ, fed) {
 			return
 		}
 		if _, exists := c.members.Get(cl.Name, c.typ.Resource, fed.GetNamespace(), fed.GetName()); exists {

@@ -95,7 +95,7 @@ func (c *Controller) writeMember(ctx context.Context, cluster string, t memberwr
 // ours is applied server-side. An object that is not ours is left alone
 // (a conflict) unless it is the member's own and adoption is asked for.
 func (c *Controller) applyCopy(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured, hash string) (*memberwrites.Event, error) {
-	if c.shared(fed) {
+	if plan.Shared(c.typ, fed) {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
@@ -298,7 +298,7 @@ func (c *Controller) apply(ctx context.Context, cluster string, desired *unstruc
 	out, err := c.applyIn(ctx, cluster, desired)
 	c.countWrite(cluster, "apply", err)
 	if apierrors.IsInvalid(err) && c.typ.Pods.HasFixed(desired) {
-		if bare, _, berr := c.unmarked(desired); berr == nil {
+		if bare, _, berr := plan.Unmarked(c.typ, desired); berr == nil {
 			out, err = c.applyIn(ctx, cluster, bare)
 			c.countWrite(cluster, "apply", err)
 		}
@@ -327,7 +327,7 @@ func (c *Controller) readLive(ctx context.Context, cluster string, fed *unstruct
 // objects that are not our copies; an object that is not ours is not
 // touched.
 func (c *Controller) deleteCopy(ctx context.Context, cluster string, fed *unstructured.Unstructured, suffix string) (*memberwrites.Event, error) {
-	if c.shared(fed) {
+	if plan.Shared(c.typ, fed) {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
@@ -391,7 +391,7 @@ func (c *Controller) deleteCopy(ctx context.Context, cluster string, fed *unstru
 // member, so that it becomes the member's own. An object that is not ours
 // is not touched.
 func (c *Controller) orphanCopy(ctx context.Context, cluster string, fed *unstructured.Unstructured) error {
-	if c.shared(fed) {
+	if plan.Shared(c.typ, fed) {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)

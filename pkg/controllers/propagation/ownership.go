@@ -77,13 +77,6 @@ func deletesAdopted(fed *unstructured.Unstructured) bool {
 	return fed.GetAnnotations()[federationv1beta1.DeleteAdoptedAnnotation] == "true"
 }
 
-// shared reports whether fed is the Namespace every member has of its own,
-// default: it is placed (objects in it propagate) but never written,
-// owned or deleted in a member.
-func (c *Controller) shared(fed *unstructured.Unstructured) bool {
-	return c.typ.Namespace && fed.GetName() == metav1.NamespaceDefault
-}
-
 // conflict reports a member object of fed's name that is not ours, and
 // returns the error that keeps the copy failed (named in the Propagated
 // condition). The Warning event is told once per member object.

@@ -18,12 +18,5 @@ func (c *Controller) keepUnmarked(cluster string, fed, desired *unstructured.Uns
 	if !ok || !c.typ.Pods.MissesFixed(cur, desired) {
 		return desired, hash, nil
 	}
-	return c.unmarked(desired)
-}
-
-// unmarked is desired without the fixed pod marks, hashed again.
-func (c *Controller) unmarked(desired *unstructured.Unstructured) (*unstructured.Unstructured, string, error) {
-	out := desired.DeepCopy()
-	c.typ.Pods.Unmark(out)
-	return plan.DesiredFor(out, nil, "", nil)
+	return plan.Unmarked(c.typ, desired)
 }

@@ -181,7 +181,7 @@ func (c *Controller) compare(fed *unstructured.Unstructured, placed map[string]b
 	out := memberCopies{hashes: map[string]string{}}
 	objKey := key(fed.GetNamespace(), fed.GetName())
 	for _, cl := range c.members.Clusters() {
-		if c.shared(fed) {
+		if plan.Shared(c.typ, fed) {
 			// Every member's own: placed, never written.
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
@@ -166,4 +167,20 @@ func unmarkCreated(obj *unstructured.Unstructured) {
 		delete(labels, memberrbac.CreatedByLabel)
 		obj.SetLabels(labels)
 	}
+}
+
+// Shared reports whether fed, of type t, is the Namespace every member
+// has of its own, default: it is placed (objects in it propagate) but
+// never written, owned or deleted in a member.
+func Shared(t *federatedtypes.Type, fed metav1.Object) bool {
+	return t.Namespace && fed.GetName() == metav1.NamespaceDefault
+}
+
+// Unmarked is desired, of type t, without the pod marks that cannot be
+// added once an object exists (federatedtypes.PodMarks), hashed again:
+// what a member's copy made without them is sent.
+func Unmarked(t *federatedtypes.Type, desired *unstructured.Unstructured) (*unstructured.Unstructured, string, error) {
+	out := desired.DeepCopy()
+	t.Pods.Unmark(out)
+	return DesiredFor(out, nil, "", nil)
 }

@@ -1,4 +1,4 @@
-package propagation
+package plan
 
 import (
 	"testing"
@@ -6,36 +6,26 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/planner/replicaplan"
 )
 
-func parse(t *testing.T, manifest string) *unstructured.Unstructured {
-	t.Helper()
-	obj := &unstructured.Unstructured{}
-	require.NoError(t, yaml.Unmarshal([]byte(manifest), &obj.Object))
-	return obj
-}
-
 func TestAJobAMemberHoldsWithoutThePodLabelIsSentWithout(t *testing.T) {
 	jobs := federatedtypes.ByName("jobs")
 	fed := parse(t, "apiVersion: batch/v1\nkind: Job\nmetadata: {name: web, namespace: ns}\nspec: {completions: 2, template: {spec: {}}}\n")
-	desired, _, err := plan.Desired(jobs, fed, "fed", "")
+	desired, _, err := Desired(jobs, fed, "fed", "")
 	require.NoError(t, err)
 	shares := replicaplan.Plan{"completions": {"c1": 2}}
-	labelled, h1, err := plan.DesiredFor(desired, shares, "c1", nil)
+	labelled, h1, err := DesiredFor(desired, shares, "c1", nil)
 	require.NoError(t, err)
 	podLabelled := func(obj *unstructured.Unstructured) bool {
 		_, found, _ := unstructured.NestedString(obj.Object, "spec", "template", "metadata", "labels", federationv1beta1.FederationLabel)
 		return found
 	}
 	assert.True(t, podLabelled(labelled))
-	c := &Controller{typ: jobs}
-	bare, h2, err := c.unmarked(labelled)
+	bare, h2, err := Unmarked(jobs, labelled)
 	require.NoError(t, err)
 	assert.False(t, podLabelled(bare))
 	_, found, _ := unstructured.NestedMap(bare.Object, "spec", "template", "metadata")
