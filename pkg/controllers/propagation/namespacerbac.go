@@ -14,7 +14,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
-	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/memberrbac"
 	"github.com/federation-v1/federation/pkg/ownership"
@@ -28,31 +27,6 @@ import (
 // write is refused because it is gone.
 
 var roleBindings = rbacv1.SchemeGroupVersion.WithResource("rolebindings")
-
-// markCreated returns what a cluster is sent of a Namespace, marked as
-// created by the federation unless the copy there exists without the mark
-// (created before the mark, or the mark taken off: the member's policy
-// refuses adding it later) or is adopted. (Where the member has a
-// namespace of its own of that name, the create fails and the namespace is
-// left alone or adopted, unmarked.)
-func (c *Controller) markCreated(cluster string, fed, desired *unstructured.Unstructured, hash string) (*unstructured.Unstructured, string, error) {
-	if !c.typ.Namespace || ownership.IsAdopted(desired) {
-		return desired, hash, nil
-	}
-	if cur, ok := c.members.Get(cluster, c.typ.Resource, "", fed.GetName()); ok {
-		if _, marked := cur.GetLabels()[memberrbac.CreatedByLabel]; !marked && c.isOurs(cur) {
-			return desired, hash, nil
-		}
-	}
-	out := desired.DeepCopy()
-	labels := out.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels[memberrbac.CreatedByLabel] = c.members.Federation()
-	out.SetLabels(labels)
-	return plan.DesiredFor(out, nil, "", nil)
-}
 
 func (c *Controller) isOurs(obj metav1.Object) bool {
 	o, _ := c.ownerOf(obj)

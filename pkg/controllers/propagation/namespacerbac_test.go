@@ -26,7 +26,7 @@ func TestNamespaceCopiesAreMarkedCreatedOnlyWhenTheFederationCreatesThem(t *test
 	desired, hash, err := plan.Desired(federatedtypes.Namespaces, fed, "fed", "fed-uid")
 	require.NoError(t, err)
 
-	marked, markedHash, err := tc.markCreated("c1", fed, desired, hash)
+	marked, markedHash, err := tc.forCopy("c1", fed, desired, hash)
 	require.NoError(t, err)
 	assert.Equal(t, "fed", marked.GetLabels()[memberrbac.CreatedByLabel], "a copy not there yet is created marked")
 	assert.NotEqual(t, hash, markedHash, "the mark is part of the hash")
@@ -36,7 +36,7 @@ func TestNamespaceCopiesAreMarkedCreatedOnlyWhenTheFederationCreatesThem(t *test
 	created := members.cache["c1"]["team"]
 	require.NotNil(t, created)
 	assert.Equal(t, "fed", created.GetLabels()[memberrbac.CreatedByLabel])
-	_, again, err := tc.markCreated("c1", fed, desired, hash)
+	_, again, err := tc.forCopy("c1", fed, desired, hash)
 	require.NoError(t, err)
 	assert.Equal(t, markedHash, again, "a copy holding the mark keeps it")
 
@@ -45,7 +45,7 @@ func TestNamespaceCopiesAreMarkedCreatedOnlyWhenTheFederationCreatesThem(t *test
 	delete(labels, memberrbac.CreatedByLabel)
 	unmarked.SetLabels(labels)
 	members.put("c1", unmarked)
-	kept, keptHash, err := tc.markCreated("c1", fed, desired, hash)
+	kept, keptHash, err := tc.forCopy("c1", fed, desired, hash)
 	require.NoError(t, err)
 	assert.NotContains(t, kept.GetLabels(), memberrbac.CreatedByLabel, "a copy there without the mark (older, or taken off) is never marked later")
 	assert.Equal(t, hash, keptHash)
@@ -54,7 +54,7 @@ func TestNamespaceCopiesAreMarkedCreatedOnlyWhenTheFederationCreatesThem(t *test
 	adopted, _, err := plan.WithAdopted(federatedtypes.ByName("namespaces"), marked)
 	require.NoError(t, err)
 	assert.NotContains(t, adopted.GetLabels(), memberrbac.CreatedByLabel, "an adopted namespace is the member's: never marked")
-	stillAdopted, _, err := tc.markCreated("c1", fed, adopted, "h")
+	stillAdopted, _, err := tc.forCopy("c1", fed, adopted, "h")
 	require.NoError(t, err)
 	assert.NotContains(t, stillAdopted.GetLabels(), memberrbac.CreatedByLabel)
 }

@@ -135,22 +135,16 @@ func (c *Controller) forgetConflicts(objKey string) {
 	c.refusedWrites.Forget(ofObject)
 }
 
-// keepAdopted returns what a cluster is sent of an object whose copy there
-// was adopted: marked so (the mark is part of its hash). Others go as they
-// are.
-func (c *Controller) keepAdopted(cluster string, fed, desired *unstructured.Unstructured, hash string) (*unstructured.Unstructured, string, error) {
-	objKey := key(fed.GetNamespace(), fed.GetName())
-	adopted := false
-	if cur, ok := c.members.Get(cluster, c.typ.Resource, fed.GetNamespace(), fed.GetName()); ok {
-		o, _ := c.ownerOf(cur)
-		adopted = o == ownership.Us && ownership.IsAdopted(cur)
-	} else if last, ok := c.applied.get(cluster, objKey); ok {
-		adopted = last.adopted
+// forCopy is what cluster is sent of desired (plan.ForCopy), given what
+// our cache holds of its copy there, or what our last write left.
+func (c *Controller) forCopy(cluster string, fed, desired *unstructured.Unstructured, hash string) (*unstructured.Unstructured, string, error) {
+	var cur plan.MemberCopy
+	if obj, ok := c.members.Get(cluster, c.typ.Resource, fed.GetNamespace(), fed.GetName()); ok {
+		cur = plan.MemberCopy{Object: obj, Ours: c.isOurs(obj)}
+	} else if last, ok := c.applied.get(cluster, key(fed.GetNamespace(), fed.GetName())); ok {
+		cur.LastAdopted = last.adopted
 	}
-	if !adopted || ownership.IsAdopted(desired) {
-		return desired, hash, nil
-	}
-	return plan.WithAdopted(c.typ, desired)
+	return plan.ForCopy(c.typ, c.members.Federation(), desired, hash, cur)
 }
 
 // ourCopy is what tells how to let a copy go.

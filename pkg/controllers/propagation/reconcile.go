@@ -192,13 +192,7 @@ func (c *Controller) compare(fed *unstructured.Unstructured, placed map[string]b
 			continue
 		}
 		if err == nil {
-			d, h, err = c.keepAdopted(cl.Name, fed, d, h)
-		}
-		if err == nil {
-			d, h, err = c.markCreated(cl.Name, fed, d, h)
-		}
-		if err == nil {
-			d, h, err = c.keepUnmarked(cl.Name, fed, d, h)
+			d, h, err = c.forCopy(cl.Name, fed, d, h)
 		}
 		if err != nil {
 			return out, fmt.Errorf("%s %s in cluster %s: %w", c.typ.Kind, objKey, cl.Name, err)
