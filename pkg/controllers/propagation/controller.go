@@ -60,9 +60,10 @@ type Options struct {
 	// (federatedtypes.LocalWith); nil means
 	// federatedtypes.DefaultLocalSecretTypes.
 	LocalSecretTypes []string
-	// UnheldReferenceRecheck is how often the optional references of
-	// copies that the member caches do not hold as ours are read live
-	// (unheld.go); 0 never.
+	// UnheldReferenceRecheck is how often what copies in sync may use and
+	// the member caches do not hold as ours (optional references, a
+	// StatefulSet's next claims) is looked for in the members (unheld.go);
+	// 0 never.
 	UnheldReferenceRecheck time.Duration
 }
 

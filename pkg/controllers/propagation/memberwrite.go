@@ -73,12 +73,13 @@ func (c *Controller) writeMember(ctx context.Context, cluster string, t memberwr
 	// Before the in-sync check: a copy in sync is sent here again when
 	// what it names left our cache, or turned out another's (compare,
 	// referencesCached, checkUnheld).
+	objKey := key(t.Fed.GetNamespace(), t.Fed.GetName())
 	err := c.referencesOurs(ctx, cluster, t.Fed, t.Desired)
-	c.unheld.checked(copyAt{cluster, key(t.Fed.GetNamespace(), t.Fed.GetName())})
+	c.unheld.checked(copyAt{cluster, objKey})
 	var cannotName *errCannotName
 	if errors.As(err, &cannotName) {
 		// The same copy is refused until the federated object changes.
-		return nil, &errRefusedByMember{err: err, wait: c.refusedWrites.Next(appliedKey(cluster, key(t.Fed.GetNamespace(), t.Fed.GetName())), t.Hash)}
+		return nil, &errRefusedByMember{err: err, wait: c.refusedWrites.Next(appliedKey(cluster, objKey), t.Hash)}
 	}
 	if err != nil {
 		return c.releaseIfNotOurs(ctx, cluster, t, err)

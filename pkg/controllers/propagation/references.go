@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
@@ -108,26 +109,34 @@ func (c *Controller) claimsOurs(ctx context.Context, cluster string, fed, desire
 	if len(prefixes) == 0 || !c.typ.Pods.HasFixed(desired) {
 		return nil
 	}
-	client, err := c.members.Client(cluster)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
-	defer cancel()
 	// One list of the namespace's claims not made from our templates.
-	others, err := client.Resource(federatedtypes.ClaimsResource).Namespace(desired.GetNamespace()).List(ctx, metav1.ListOptions{
-		LabelSelector: federatedtypes.ClaimLabel + "!=" + c.members.Federation()})
+	others, err := c.listLive(ctx, cluster, federatedtypes.ClaimsResource, desired.GetNamespace(), c.notFromOurTemplates())
 	if err != nil {
 		return fmt.Errorf("listing the claims of namespace %s in cluster %s: %w", desired.GetNamespace(), cluster, err)
 	}
-	for _, claim := range others.Items {
-		if c.isOurs(&claim) || !isClaimOf(claim.GetName(), prefixes) {
+	for i := range others {
+		claim := &others[i]
+		if c.isOurs(claim) || !isClaimOf(claim.GetName(), prefixes) {
 			continue
 		}
 		return c.referenceNotOurs(cluster, fed, "%s would use PersistentVolumeClaim %s (spec.volumeClaimTemplates), which in cluster %s was not made from the federation's template",
 			c.what(key(desired.GetNamespace(), desired.GetName())), claim.GetName(), cluster)
 	}
 	return nil
+}
+
+// notFromOurTemplates selects the claims not made from the federation's
+// StatefulSet templates (federatedtypes.ClaimLabel).
+func (c *Controller) notFromOurTemplates() string {
+	return federatedtypes.ClaimLabel + "!=" + c.members.Federation()
+}
+
+// listLive lists, from a member and within the member timeout, the
+// metadata of its objects of gvr in ns that selector selects.
+func (c *Controller) listLive(ctx context.Context, cluster string, gvr schema.GroupVersionResource, ns, selector string) ([]metav1.PartialObjectMetadata, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
+	defer cancel()
+	return c.members.ListLive(ctx, cluster, gvr, ns, selector)
 }
 
 var ordinal = regexp.MustCompile(`^[0-9]+$`)
@@ -165,7 +174,9 @@ func (c *Controller) referencesCached(at copyAt, desired *unstructured.Unstructu
 			continue
 		}
 		if !r.Optional {
+			// Sent to the write path at once, which reads it live.
 			held = false
+			continue
 		}
 		unheld.refs = append(unheld.refs, r)
 	}

@@ -189,9 +189,9 @@ func (c *Controller) checkUnheld(ctx context.Context) {
 	for _, l := range lists {
 		selector := others
 		if l.claims {
-			selector = federatedtypes.ClaimLabel + "!=" + c.members.Federation()
+			selector = c.notFromOurTemplates()
 		}
-		items, err := c.members.ListLive(ctx, l.cluster, l.resource, l.namespace, selector)
+		items, err := c.listLive(ctx, l.cluster, l.resource, l.namespace, selector)
 		if err != nil {
 			klog.FromContext(ctx).V(2).Info("Listing what copies may name", "cluster", l.cluster, "resource", l.resource.Resource, "namespace", l.namespace, "err", err)
 			continue
