@@ -3,6 +3,8 @@ package propagation
 import (
 	"testing"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -23,20 +25,20 @@ func endpointSlice(service string, ready ...bool) *unstructured.Unstructured {
 }
 
 func TestAnEndpointSliceChangeEnqueuesItsService(t *testing.T) {
-	tc := newTestController(t, federatedtypes.ByName("services"), newFakeMembers([]string{"c1"}))
+	tc := newTestController(t, federatedtypes.ByName("services"), testmembers.New([]string{"c1"}))
 	tc.MemberChanged("c1", endpointSlices, endpointSlice("web", true))
 	require.Equal(t, 1, tc.queue.Len())
 	key, _ := tc.queue.Get()
 	assert.Equal(t, "ns/web", key)
 
-	other := newTestController(t, federatedtypes.ByName("configmaps"), newFakeMembers([]string{"c1"}))
+	other := newTestController(t, federatedtypes.ByName("configmaps"), testmembers.New([]string{"c1"}))
 	other.MemberChanged("c1", endpointSlices, endpointSlice("web", true))
 	assert.Zero(t, other.queue.Len(), "only Services care about endpoints")
 }
 
 func TestReadyEndpointsComeFromTheMembersSlices(t *testing.T) {
-	members := newFakeMembers([]string{"c1", "c2", "c3"})
-	members.slices = map[string][]*unstructured.Unstructured{
+	members := testmembers.New([]string{"c1", "c2", "c3"})
+	members.Slices = map[string][]*unstructured.Unstructured{
 		"c1": {endpointSlice("web", false), endpointSlice("web", false, true)},
 		"c2": {endpointSlice("web", false), endpointSlice("other", true)},
 	}

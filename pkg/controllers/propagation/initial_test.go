@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/component-base/metrics/testutil"
@@ -33,11 +35,11 @@ func (tc *testController) reconcileOnce(t *testing.T, key string) {
 
 func TestTheInitialSyncEndsOnceEveryObjectFoundAtStartIsInSyncOrWritten(t *testing.T) {
 	atRest, missing := configMapObj("at-rest"), configMapObj("missing")
-	members := newFakeMembers([]string{"c1", "c2"})
+	members := testmembers.New([]string{"c1", "c2"})
 	for _, c := range []string{"c1", "c2"} {
-		members.put(c, appliedCopy(t, atRest))
+		members.Put(c, appliedCopy(t, atRest))
 	}
-	members.put("c1", appliedCopy(t, missing))
+	members.Put("c1", appliedCopy(t, missing))
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, atRest, missing)
 	tc.initial.typ = t.Name() // a series of its own
 	tc.initial.start(tc.cachedKeys(""))
@@ -45,10 +47,10 @@ func TestTheInitialSyncEndsOnceEveryObjectFoundAtStartIsInSyncOrWritten(t *testi
 
 	tc.reconcileOnce(t, "ns/at-rest")
 	assert.InDelta(t, 1, initialPending(t, t.Name()), 0, "every copy of ns/at-rest in sync")
-	assert.Empty(t, members.memberActions("c1"))
+	assert.Empty(t, members.Actions("c1"))
 
 	tc.reconcileOnce(t, "ns/missing")
-	assert.Equal(t, []string{"create"}, members.memberActions("c2"))
+	assert.Equal(t, []string{"create"}, members.Actions("c2"))
 	assert.InDelta(t, 0, initialPending(t, t.Name()), 0, "once its missing copy was written")
 
 	tc.initial.settled("ns/at-rest")

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,33 +26,33 @@ func secretObj(name, typ string) *unstructured.Unstructured {
 func TestHelmReleaseSecretsStayAtTheFederation(t *testing.T) {
 	secrets := federatedtypes.ByName("secrets")
 	release := secretObj("sh.helm.release.v1.web.v1", federatedtypes.HelmReleaseSecretType)
-	members := newFakeMembers([]string{"c1", "c2"})
+	members := testmembers.New([]string{"c1", "c2"})
 	// An earlier controller manager copied it to c2.
 	earlier, _, err := plan.Desired(secrets, release, "fed", "fed-uid")
 	require.NoError(t, err)
-	members.put("c2", earlier)
+	members.Put("c2", earlier)
 	tc := newTestController(t, secrets, members, release, secretObj("plain", "Opaque"))
 
 	require.NoError(t, tc.sync(t, "ns/sh.helm.release.v1.web.v1"))
-	assert.Empty(t, members.memberActions("c1"), "no copy is made")
-	assert.Equal(t, []string{"delete"}, members.memberActions("c2"), "the earlier copy is removed")
+	assert.Empty(t, members.Actions("c1"), "no copy is made")
+	assert.Equal(t, []string{"delete"}, members.Actions("c2"), "the earlier copy is removed")
 	assert.Empty(t, tc.fedWrites(), "no finalizer, no status")
 
 	require.NoError(t, tc.sync(t, "ns/plain"))
-	assert.Equal(t, []string{"create"}, members.memberActions("c1"), "an Opaque Secret travels")
+	assert.Equal(t, []string{"create"}, members.Actions("c1"), "an Opaque Secret travels")
 }
 
 func TestLocalSecretTypesAreAnOption(t *testing.T) {
 	secrets := federatedtypes.ByName("secrets")
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	tc := newTestController(t, secrets, members,
 		secretObj("release", federatedtypes.HelmReleaseSecretType), secretObj("mine", "example.com/mine"))
 	tc.opts.LocalSecretTypes = []string{"example.com/mine"}
 
 	require.NoError(t, tc.sync(t, "ns/mine"))
-	assert.Empty(t, members.memberActions("c1"), "a type of the option stays")
+	assert.Empty(t, members.Actions("c1"), "a type of the option stays")
 	require.NoError(t, tc.sync(t, "ns/release"))
-	assert.Equal(t, []string{"create"}, members.memberActions("c1"), "Helm's type is only a default")
+	assert.Equal(t, []string{"create"}, members.Actions("c1"), "Helm's type is only a default")
 }
 
 func kubernetesServiceObj(finalizers ...string) *unstructured.Unstructured {
@@ -69,15 +71,15 @@ func TestTheMembersKubernetesServiceIsNeverTouched(t *testing.T) {
 	// own), and a member holds a copy an older federation applied over its
 	// own: still nothing is written or deleted.
 	fed := kubernetesServiceObj()
-	members := newFakeMembers([]string{"c1", "c2"})
+	members := testmembers.New([]string{"c1", "c2"})
 	earlier, _, err := plan.Desired(services, fed, "fed", "fed-uid")
 	require.NoError(t, err)
-	members.put("c2", earlier)
+	members.Put("c2", earlier)
 	tc := newTestController(t, services, members, fed)
 
 	require.NoError(t, tc.sync(t, "default/kubernetes"))
-	assert.Empty(t, members.memberActions("c1"))
-	assert.Empty(t, members.memberActions("c2"))
+	assert.Empty(t, members.Actions("c1"))
+	assert.Empty(t, members.Actions("c2"))
 	assert.Empty(t, tc.fedWrites())
 	assert.Empty(t, tc.events(), "the federation's own default/kubernetes is expected")
 
@@ -88,22 +90,22 @@ func TestTheMembersKubernetesServiceIsNeverTouched(t *testing.T) {
 	require.NoError(t, err)
 	tc.fedClient.ClearActions()
 	require.NoError(t, tc.sync(t, "default/kubernetes"))
-	assert.Empty(t, members.memberActions("c2"), "the copy is not deleted")
+	assert.Empty(t, members.Actions("c2"), "the copy is not deleted")
 	assert.Equal(t, []string{"update"}, tc.fedWrites(), "the finalizer is removed")
 }
 
 func TestATombstoneOfTheKubernetesServiceTouchesNoMember(t *testing.T) {
 	services := federatedtypes.ByName("services")
 	fed := kubernetesServiceObj()
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	earlier, _, err := plan.Desired(services, fed, "fed", "fed-uid")
 	require.NoError(t, err)
-	members.put("c1", earlier)
+	members.Put("c1", earlier)
 	tc := newTestController(t, services, members) // gone from the federation
 	g := grave(t, services, fed, 0)
 	tc.withTombstones(t, g)
 
 	require.NoError(t, tc.sync(t, "default/kubernetes"))
-	assert.Empty(t, members.memberActions("c1"), "the member's default/kubernetes is its own")
+	assert.Empty(t, members.Actions("c1"), "the member's default/kubernetes is its own")
 	assert.Equal(t, []string{g.Name}, tc.deletedTombstones(), "the tombstone goes")
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,16 +28,16 @@ func (tc *testController) drain(t *testing.T, cluster string) {
 }
 
 func TestASlowMemberHoldsUpOnlyItsOwnCopies(t *testing.T) {
-	members := newFakeMembers([]string{"c1", "c2"})
+	members := testmembers.New([]string{"c1", "c2"})
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer), configMapObj("b", Finalizer))
 	ctx := context.Background()
 	require.NoError(t, tc.Sync(ctx, "ns/a"))
 	require.NoError(t, tc.Sync(ctx, "ns/b"))
-	assert.Empty(t, members.memberActions("c1"), "the reconcile hands the writes over")
+	assert.Empty(t, members.Actions("c1"), "the reconcile hands the writes over")
 
 	tc.drain(t, "c2")
 	create := "create"
-	assert.Equal(t, []string{create, create}, members.memberActions("c2"), "c2 got both objects while c1 has not answered")
+	assert.Equal(t, []string{create, create}, members.Actions("c2"), "c2 got both objects while c1 has not answered")
 	assert.Equal(t, 2, tc.writes.Len("c1"))
 	assert.Empty(t, tc.events(), "the object's event waits for its last copy")
 
@@ -48,7 +50,7 @@ func TestASlowMemberHoldsUpOnlyItsOwnCopies(t *testing.T) {
 }
 
 func TestANewerVersionReplacesAQueuedWrite(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	fed := configMapObj("a", Finalizer)
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 	ctx := context.Background()
@@ -59,20 +61,20 @@ func TestANewerVersionReplacesAQueuedWrite(t *testing.T) {
 	require.NoError(t, tc.Sync(ctx, "ns/a"))
 
 	tc.drain(t, "c1")
-	assert.Equal(t, []string{"create"}, members.memberActions("c1"), "one write, of the newer version")
+	assert.Equal(t, []string{"create"}, members.Actions("c1"), "one write, of the newer version")
 	got, _ := members.Get("c1", federatedtypes.ByName("configmaps").Resource, "ns", "a")
 	assert.Equal(t, "v2", got.Object["data"].(map[string]any)["k"])
 }
 
 func TestDeletionWaitsForAMemberWriteUnderWay(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	fed := configMapObj("a", Finalizer)
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 	ctx := context.Background()
 	require.NoError(t, tc.Sync(ctx, "ns/a"))
 	// The object is deleted while a worker writes its copy.
 	deletedDuringTheWrite := false
-	members.clients["c1"].PrependReactor("create", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
+	members.Clients["c1"].PrependReactor("create", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
 		if !deletedDuringTheWrite {
 			deletedDuringTheWrite = true
 			require.NoError(t, tc.indexer.Update(deleting(fed.DeepCopy(), 0)))
@@ -85,9 +87,9 @@ func TestDeletionWaitsForAMemberWriteUnderWay(t *testing.T) {
 	// The write lands; then the deletion removes the copy it left.
 	tc.drain(t, "c1")
 	require.True(t, deletedDuringTheWrite)
-	assert.Equal(t, []string{"create", "delete"}, members.memberActions("c1"))
+	assert.Equal(t, []string{"create", "delete"}, members.Actions("c1"))
 	require.NoError(t, tc.sync(t, "ns/a"))
-	assert.Equal(t, []string{"create", "delete"}, members.memberActions("c1"))
+	assert.Equal(t, []string{"create", "delete"}, members.Actions("c1"))
 	var released bool
 	for _, a := range tc.fedClient.Actions() {
 		if a.GetVerb() == "update" {
@@ -98,43 +100,43 @@ func TestDeletionWaitsForAMemberWriteUnderWay(t *testing.T) {
 }
 
 func TestOurWriteNotYetInTheCacheIsNotWrittenAgain(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer))
 	require.NoError(t, tc.sync(t, "ns/a"))
 	create := "create"
-	require.Equal(t, []string{create}, members.memberActions("c1"))
+	require.Equal(t, []string{create}, members.Actions("c1"))
 
 	// The member's watch has not brought the copy yet.
-	delete(members.cache["c1"], "ns/a")
+	delete(members.Cache["c1"], "ns/a")
 	require.NoError(t, tc.sync(t, "ns/a"))
-	assert.Equal(t, []string{create}, members.memberActions("c1"), "no second call for our own write")
+	assert.Equal(t, []string{create}, members.Actions("c1"), "no second call for our own write")
 
 	// Its events came: created, then deleted there by hand.
 	tc.MemberChanged("c1", federatedtypes.ByName("configmaps").Resource, configMapObj("a"))
 	require.NoError(t, tc.sync(t, "ns/a"))
-	assert.Equal(t, []string{create, "get", create}, members.memberActions("c1"))
+	assert.Equal(t, []string{create, "get", create}, members.Actions("c1"))
 	assert.Contains(t, tc.events(), "Normal CreateInCluster Recreated ConfigMap ns/a in cluster c1: it was deleted there")
 }
 
 func TestDeletionTellsOfItsCopiesInOneEvent(t *testing.T) {
-	members := newFakeMembers([]string{"c1", "c2"})
-	members.put("c1", appliedCopy(t, configMapObj("a")))
-	members.put("c2", appliedCopy(t, configMapObj("a")))
+	members := testmembers.New([]string{"c1", "c2"})
+	members.Put("c1", appliedCopy(t, configMapObj("a")))
+	members.Put("c2", appliedCopy(t, configMapObj("a")))
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, deleting(configMapObj("a", Finalizer), 0))
 	require.NoError(t, tc.sync(t, "ns/a"))
-	assert.Equal(t, []string{"delete"}, members.memberActions("c1"))
-	assert.Equal(t, []string{"delete"}, members.memberActions("c2"))
+	assert.Equal(t, []string{"delete"}, members.Actions("c1"))
+	assert.Equal(t, []string{"delete"}, members.Actions("c2"))
 	assert.Equal(t, []string{"Normal DeleteInCluster Deleted ConfigMap ns/a in clusters c1, c2"}, tc.events())
 }
 
 func TestAClusterThatLeftLosesItsQueue(t *testing.T) {
-	members := newFakeMembers([]string{"c1", "c2"})
+	members := testmembers.New([]string{"c1", "c2"})
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer))
 	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
 	require.Equal(t, []string{"c1", "c2"}, tc.writes.Clusters())
 
 	// c2 is unjoined: gone from the Clusters.
-	members.usable, members.all = members.usable[:1], members.all[:1]
+	members.Ready, members.All = members.Ready[:1], members.All[:1]
 	tc.ClustersChanged()
 	assert.Equal(t, []string{"c1"}, tc.writes.Clusters(), "c2's queue is stopped")
 	assert.False(t, tc.writes.Has("ns/a", "c2"), "its writes are dropped")
@@ -159,7 +161,7 @@ func syncWithWorkers(t *testing.T, tc *testController, objs []*unstructured.Unst
 }
 
 func TestTheWorkersWriteEveryCopy(t *testing.T) {
-	members := newFakeMembers([]string{"c1", "c2", "c3"})
+	members := testmembers.New([]string{"c1", "c2", "c3"})
 	var objs []*unstructured.Unstructured
 	for i := range 40 {
 		objs = append(objs, configMapObj(fmt.Sprintf("o%02d", i), Finalizer))
@@ -167,7 +169,7 @@ func TestTheWorkersWriteEveryCopy(t *testing.T) {
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, objs...)
 	syncWithWorkers(t, tc, objs)
 	for _, c := range []string{"c1", "c2", "c3"} {
-		assert.Len(t, members.memberActions(c), len(objs), "one apply per object in %s", c)
+		assert.Len(t, members.Actions(c), len(objs), "one apply per object in %s", c)
 		for _, o := range objs {
 			_, ok := members.Get(c, federatedtypes.ByName("configmaps").Resource, "ns", o.GetName())
 			assert.True(t, ok, "%s in %s", o.GetName(), c)
@@ -186,7 +188,7 @@ func TestTheWorkersWriteEveryCopy(t *testing.T) {
 }
 
 func TestTheEchoOfOurOwnWriteIsNotReconciled(t *testing.T) {
-	members := newFakeMembers([]string{"c1", "c2"})
+	members := testmembers.New([]string{"c1", "c2"})
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer))
 	require.NoError(t, tc.sync(t, "ns/a"))
 	res := federatedtypes.ByName("configmaps").Resource
@@ -201,7 +203,7 @@ func TestTheEchoOfOurOwnWriteIsNotReconciled(t *testing.T) {
 	changed, _ := members.Get("c1", res, "ns", "a")
 	changed = changed.DeepCopy()
 	changed.SetResourceVersion(changed.GetResourceVersion() + "0")
-	members.put("c1", changed)
+	members.Put("c1", changed)
 	tc.MemberChanged("c1", res, changed)
 	require.Equal(t, 1, tc.queue.Len(), "a change that is not ours")
 	k, _ := tc.queue.Get()
@@ -209,7 +211,7 @@ func TestTheEchoOfOurOwnWriteIsNotReconciled(t *testing.T) {
 
 	// The copy in c2 is deleted there: looked at, to restore it.
 	gone, _ := members.Get("c2", res, "ns", "a")
-	delete(members.cache["c2"], "ns/a")
+	delete(members.Cache["c2"], "ns/a")
 	tc.MemberChanged("c2", res, gone)
 	assert.Equal(t, 1, tc.queue.Len(), "a deleted copy")
 }
@@ -220,11 +222,11 @@ func TestTheEchoOfOurOwnWriteIsNotReconciled(t *testing.T) {
 // (CI once saw each such copy applied a third time, as "Restored").
 func TestTheLateEchoesOfAnUpdateInStepsAreNotReconciled(t *testing.T) {
 	fed := configMapObj("a", Finalizer)
-	members := newFakeMembers([]string{"c1"})
-	members.put("c1", appliedCopy(t, fed))
+	members := testmembers.New([]string{"c1"})
+	members.Put("c1", appliedCopy(t, fed))
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 	require.NoError(t, tc.sync(t, "ns/a"))
-	require.Empty(t, members.memberActions("c1"), "in sync")
+	require.Empty(t, members.Actions("c1"), "in sync")
 
 	fields := &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:k":{}}}`)}
 	entry := func(op metav1.ManagedFieldsOperationType) metav1.ManagedFieldsEntry {
@@ -233,7 +235,7 @@ func TestTheLateEchoesOfAnUpdateInStepsAreNotReconciled(t *testing.T) {
 	// The member answers each write with its next version, and its watch
 	// brings none of them until the write has ended.
 	var steps []*unstructured.Unstructured
-	members.clients["c1"].PrependReactor("patch", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
+	members.Clients["c1"].PrependReactor("patch", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		p := a.(clienttesting.PatchAction)
 		step := &unstructured.Unstructured{}
 		if p.GetPatchType() == types.ApplyPatchType {
@@ -258,28 +260,28 @@ func TestTheLateEchoesOfAnUpdateInStepsAreNotReconciled(t *testing.T) {
 	tc.events()
 	require.NoError(t, tc.sync(t, "ns/a"))
 	apply, jsonPatch := "patch:"+string(types.ApplyPatchType), "patch:"+string(types.JSONPatchType)
-	require.Equal(t, []string{apply, jsonPatch, apply}, members.memberActions("c1"))
+	require.Equal(t, []string{apply, jsonPatch, apply}, members.Actions("c1"))
 	require.Len(t, steps, 3)
 
 	for _, step := range steps {
-		members.put("c1", step)
+		members.Put("c1", step)
 		tc.MemberChanged("c1", federatedtypes.ByName("configmaps").Resource, step)
 		assert.Zero(t, tc.queue.Len(), "the late event of version %s, which our write went through", step.GetResourceVersion())
 		require.NoError(t, tc.sync(t, "ns/a"))
-		assert.Len(t, members.memberActions("c1"), 3, "written again with the cache at version %s", step.GetResourceVersion())
+		assert.Len(t, members.Actions("c1"), 3, "written again with the cache at version %s", step.GetResourceVersion())
 	}
 	assert.Equal(t, []string{"Normal UpdateInCluster Updated ConfigMap ns/a in cluster c1"}, tc.events())
 
 	// A later version is somebody else's.
 	theirs := steps[2].DeepCopy()
 	theirs.SetResourceVersion("5")
-	members.put("c1", theirs)
+	members.Put("c1", theirs)
 	tc.MemberChanged("c1", federatedtypes.ByName("configmaps").Resource, theirs)
 	assert.Equal(t, 1, tc.queue.Len(), "a version our write did not leave")
 }
 
 func TestEveryEventOfATypeWithStatusIsReconciled(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	tc := newTestController(t, federatedtypes.ByName("deployments"), members, deploymentObj())
 	require.NoError(t, tc.sync(t, "ns/d"))
 	ours, ok := members.Get("c1", federatedtypes.ByName("deployments").Resource, "ns", "d")
@@ -291,23 +293,23 @@ func TestEveryEventOfATypeWithStatusIsReconciled(t *testing.T) {
 func TestAnEventWhileWritingIsCheckedOnceTheWriteAnswers(t *testing.T) {
 	for _, foreign := range []bool{false, true} {
 		t.Run(fmt.Sprintf("somebody else's change: %v", foreign), func(t *testing.T) {
-			members := newFakeMembers([]string{"c1"})
+			members := testmembers.New([]string{"c1"})
 			tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer))
 			require.NoError(t, tc.Sync(context.Background(), "ns/a"))
 			if foreign {
 				// The member answers our write with version 2, and its
 				// cache meanwhile holds a later change, 3, by somebody else.
-				members.clients["c1"].PrependReactor("create", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
+				members.Clients["c1"].PrependReactor("create", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
 					ours := appliedCopy(t, configMapObj("a"))
 					ours.SetResourceVersion("2")
 					theirs := ours.DeepCopy()
 					theirs.SetResourceVersion("3")
-					members.put("c1", theirs)
+					members.Put("c1", theirs)
 					return true, ours, nil
 				})
 			}
 			// The write is under way when the member's event comes.
-			members.clients["c1"].PrependReactor("create", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
+			members.Clients["c1"].PrependReactor("create", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
 				tc.MemberChanged("c1", federatedtypes.ByName("configmaps").Resource, configMapObj("a"))
 				assert.Zero(t, tc.queue.Len(), "taken for the echo of the write under way")
 				return false, nil, nil
@@ -326,7 +328,7 @@ func TestAnEventWhileWritingIsCheckedOnceTheWriteAnswers(t *testing.T) {
 // cluster is joined; once the last cluster has left, deleting such an
 // object must not wait for anything.
 func TestDeletionAfterTheLastClusterLeftIsImmediate(t *testing.T) {
-	tc := newTestController(t, federatedtypes.ByName("configmaps"), newFakeMembers(nil), deleting(configMapObj("a", Finalizer), 0))
+	tc := newTestController(t, federatedtypes.ByName("configmaps"), testmembers.New(nil), deleting(configMapObj("a", Finalizer), 0))
 	require.NoError(t, tc.sync(t, "ns/a"))
 	var released bool
 	for _, a := range tc.fedClient.Actions() {
@@ -342,7 +344,7 @@ func TestDeletionAfterTheLastClusterLeftIsImmediate(t *testing.T) {
 // object the member writes in flight read (run with -race: the controller
 // manager died of "concurrent map read and map write" in an e2e run).
 func TestStatusIsWrittenWhileTheWorkersWrite(t *testing.T) {
-	members := newFakeMembers([]string{"c1", "c2", "c3"})
+	members := testmembers.New([]string{"c1", "c2", "c3"})
 	var objs []*unstructured.Unstructured
 	for i := range 20 {
 		d := deploymentObj()

@@ -3,6 +3,8 @@ package propagation
 import (
 	"testing"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -19,7 +21,7 @@ import (
 )
 
 func TestNamespaceCopiesAreMarkedCreatedOnlyWhenTheFederationCreatesThem(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	tc := newTestController(t, federatedtypes.Namespaces, members, namespaceObj("team"))
 	tc.Controller.members = cachedNamespaces{members}
 	fed := namespaceObj("team")
@@ -33,7 +35,7 @@ func TestNamespaceCopiesAreMarkedCreatedOnlyWhenTheFederationCreatesThem(t *test
 	assert.NotContains(t, desired.GetLabels(), memberrbac.CreatedByLabel, "the common desired object is left as it is")
 
 	require.NoError(t, tc.sync(t, "team"))
-	created := members.cache["c1"]["team"]
+	created := members.Cache["c1"]["team"]
 	require.NotNil(t, created)
 	assert.Equal(t, "fed", created.GetLabels()[memberrbac.CreatedByLabel])
 	_, again, err := tc.forCopy("c1", fed, desired, hash)
@@ -44,13 +46,13 @@ func TestNamespaceCopiesAreMarkedCreatedOnlyWhenTheFederationCreatesThem(t *test
 	labels := unmarked.GetLabels()
 	delete(labels, memberrbac.CreatedByLabel)
 	unmarked.SetLabels(labels)
-	members.put("c1", unmarked)
+	members.Put("c1", unmarked)
 	kept, keptHash, err := tc.forCopy("c1", fed, desired, hash)
 	require.NoError(t, err)
 	assert.NotContains(t, kept.GetLabels(), memberrbac.CreatedByLabel, "a copy there without the mark (older, or taken off) is never marked later")
 	assert.Equal(t, hash, keptHash)
 
-	members.cache["c1"] = map[string]*unstructured.Unstructured{}
+	members.Cache["c1"] = map[string]*unstructured.Unstructured{}
 	adopted, _, err := plan.WithAdopted(federatedtypes.ByName("namespaces"), marked)
 	require.NoError(t, err)
 	assert.NotContains(t, adopted.GetLabels(), memberrbac.CreatedByLabel, "an adopted namespace is the member's: never marked")
@@ -61,12 +63,12 @@ func TestNamespaceCopiesAreMarkedCreatedOnlyWhenTheFederationCreatesThem(t *test
 
 // cachedNamespaces are fakeMembers whose namespaces cache holds what is
 // put there, as the real one holds the namespaces labelled ours.
-type cachedNamespaces struct{ *fakeMembers }
+type cachedNamespaces struct{ *testmembers.Members }
 
 func (m cachedNamespaces) Get(cluster string, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	o, ok := m.cache[cluster][key(ns, name)]
+	m.Mu.Lock()
+	defer m.Mu.Unlock()
+	o, ok := m.Cache[cluster][key(ns, name)]
 	return o, ok
 }
 
@@ -80,7 +82,7 @@ func roleObj(ns, name string) *unstructured.Unstructured {
 
 // memberNamespace puts a member namespace in the cache, marked as created
 // by federation by (unmarked when "").
-func memberNamespace(members *fakeMembers, cluster, name, by string) {
+func memberNamespace(members *testmembers.Members, cluster, name, by string) {
 	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace"}}
 	ns.SetName(name)
 	labels := map[string]string{federationv1beta1.FederationLabel: "fed"}
@@ -88,12 +90,12 @@ func memberNamespace(members *fakeMembers, cluster, name, by string) {
 		labels[memberrbac.CreatedByLabel] = by
 	}
 	ns.SetLabels(labels)
-	members.put(cluster, ns)
+	members.Put(cluster, ns)
 }
 
-func accessBinding(t *testing.T, members *fakeMembers, cluster, ns string) *rbacv1.RoleBinding {
+func accessBinding(t *testing.T, members *testmembers.Members, cluster, ns string) *rbacv1.RoleBinding {
 	t.Helper()
-	obj, err := members.clients[cluster].Tracker().Get(roleBindings, ns, memberrbac.AccessName("fed"))
+	obj, err := members.Clients[cluster].Tracker().Get(roleBindings, ns, memberrbac.AccessName("fed"))
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -104,13 +106,13 @@ func accessBinding(t *testing.T, members *fakeMembers, cluster, ns string) *rbac
 }
 
 func TestARoleBindsTheFederationInANamespaceItCreated(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	memberNamespace(members, "c1", "ns", "fed")
 	// The fake's create reactor answers without storing: store too, so
 	// that the binding is found again.
-	members.clients["c1"].PrependReactor("create", "rolebindings", func(a clienttesting.Action) (bool, runtime.Object, error) {
+	members.Clients["c1"].PrependReactor("create", "rolebindings", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		obj := a.(clienttesting.CreateAction).GetObject().(*unstructured.Unstructured)
-		return true, obj, members.clients["c1"].Tracker().Create(roleBindings, obj, obj.GetNamespace())
+		return true, obj, members.Clients["c1"].Tracker().Create(roleBindings, obj, obj.GetNamespace())
 	})
 	tc := newTestController(t, federatedtypes.ByName("roles"), members, roleObj("ns", "r"), roleObj("ns", "s"))
 	require.NoError(t, tc.sync(t, "ns/r"))
@@ -120,16 +122,16 @@ func TestARoleBindsTheFederationInANamespaceItCreated(t *testing.T) {
 	assert.Equal(t, want.RoleRef, rb.RoleRef)
 	assert.Equal(t, want.Subjects, rb.Subjects)
 	assert.Equal(t, "fed", rb.Labels[memberrbac.AccessLabel])
-	assert.Equal(t, []string{"get", "create", "create"}, members.memberActions("c1"), "read the binding, make it, make the Role")
+	assert.Equal(t, []string{"get", "create", "create"}, members.Actions("c1"), "read the binding, make it, make the Role")
 
-	members.clients["c1"].ClearActions()
+	members.Clients["c1"].ClearActions()
 	require.NoError(t, tc.sync(t, "ns/s"))
-	assert.Equal(t, []string{"create"}, members.memberActions("c1"), "a binding found is not read again for the next Role")
+	assert.Equal(t, []string{"create"}, members.Actions("c1"), "a binding found is not read again for the next Role")
 
 	// Deleted in the member: the next write refused for it puts it back.
-	require.NoError(t, members.clients["c1"].Tracker().Delete(roleBindings, "ns", want.Name))
+	require.NoError(t, members.Clients["c1"].Tracker().Delete(roleBindings, "ns", want.Name))
 	refusedOnce := false
-	members.clients["c1"].PrependReactor("patch", "roles", func(clienttesting.Action) (bool, runtime.Object, error) {
+	members.Clients["c1"].PrependReactor("patch", "roles", func(clienttesting.Action) (bool, runtime.Object, error) {
 		if refusedOnce {
 			return false, nil, nil
 		}
@@ -142,6 +144,6 @@ func TestARoleBindsTheFederationInANamespaceItCreated(t *testing.T) {
 	require.NoError(t, tc.sync(t, "ns/r"))
 	assert.True(t, refusedOnce)
 	assert.NotNil(t, accessBinding(t, members, "c1", "ns"), "put back")
-	rules, _, _ := unstructured.NestedSlice(members.cache["c1"]["ns/r"].Object, "rules")
+	rules, _, _ := unstructured.NestedSlice(members.Cache["c1"]["ns/r"].Object, "rules")
 	assert.Equal(t, []any{"secrets"}, rules[0].(map[string]any)["resources"], "and the Role written")
 }

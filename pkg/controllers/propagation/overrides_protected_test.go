@@ -3,6 +3,8 @@ package propagation
 import (
 	"testing"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,7 +24,7 @@ func TestOverrideOfAProtectedFieldFailsThatCluster(t *testing.T) {
 	fed.SetAnnotations(map[string]string{federationv1beta1.OverridesAnnotation: `[
 		{"clusters":["c2"],"annotations":{"kubernetes.io/service-account.name":"admin"}},
 		{"clusters":["c1"],"annotations":{"note":"c1"}}]`})
-	members := newFakeMembers([]string{"c1", "c2"})
+	members := testmembers.New([]string{"c1", "c2"})
 	tc := newTestController(t, secrets, members, fed)
 	require.NoError(t, tc.sync(t, "ns/a"))
 
@@ -31,7 +33,7 @@ func TestOverrideOfAProtectedFieldFailsThatCluster(t *testing.T) {
 	assert.Equal(t, "c1", cp.GetAnnotations()["note"])
 	_, ok = members.Get("c2", secrets.Resource, "ns", "a")
 	assert.False(t, ok, "c2 is left alone")
-	assert.Empty(t, members.memberActions("c2"))
+	assert.Empty(t, members.Actions("c2"))
 	assert.Contains(t, tc.events(), "Warning OverrideFailed Overrides of Secret ns/a failed in cluster c2, whose copy is left as it was: "+
 		"overrides[0]: Forbidden: an override may not change metadata.annotations[kubernetes.io/service-account.name]: "+
 		"it is checked at the federation on the object itself (set it there)")

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,18 +17,18 @@ import (
 
 // overridden is a ConfigMap with overrides, and three members: c1 and c2
 // in eu, c3 in us.
-func overriddenSetup(t *testing.T, rules string) (*testController, *fakeMembers) {
+func overriddenSetup(t *testing.T, rules string) (*testController, *testmembers.Members) {
 	t.Helper()
 	fed := configMapObj("a")
 	fed.SetAnnotations(map[string]string{federationv1beta1.OverridesAnnotation: rules})
-	members := newFakeMembers([]string{"c1", "c2", "c3"})
+	members := testmembers.New([]string{"c1", "c2", "c3"})
 	for i, region := range []string{"eu", "eu", "us"} {
-		members.usable[i].Labels = map[string]string{"region": region}
+		members.Ready[i].Labels = map[string]string{"region": region}
 	}
 	return newTestController(t, federatedtypes.ByName("configmaps"), members, fed), members
 }
 
-func dataIn(t *testing.T, m *fakeMembers, cluster string) map[string]any {
+func dataIn(t *testing.T, m *testmembers.Members, cluster string) map[string]any {
 	t.Helper()
 	cp, ok := m.Get(cluster, federatedtypes.ByName("configmaps").Resource, "ns", "a")
 	require.True(t, ok, "a copy in %s", cluster)
@@ -34,8 +36,8 @@ func dataIn(t *testing.T, m *fakeMembers, cluster string) map[string]any {
 	return data
 }
 
-func clearActions(m *fakeMembers) {
-	for _, c := range m.clients {
+func clearActions(m *testmembers.Members) {
+	for _, c := range m.Clients {
 		c.ClearActions()
 	}
 }
@@ -61,7 +63,7 @@ func TestOverridesPerCluster(t *testing.T) {
 	clearActions(members)
 	require.NoError(t, tc.sync(t, "ns/a"))
 	for _, c := range []string{"c1", "c2", "c3"} {
-		assert.Empty(t, members.memberActions(c), c)
+		assert.Empty(t, members.Actions(c), c)
 	}
 	assert.Empty(t, tc.events())
 
@@ -70,7 +72,7 @@ func TestOverridesPerCluster(t *testing.T) {
 	edited.SetResourceVersion("2")
 	edited.SetGeneration(2)
 	edited.Object["data"] = map[string]any{"k": "hand"}
-	members.put("c2", edited)
+	members.Put("c2", edited)
 	require.NoError(t, tc.sync(t, "ns/a"))
 	assert.Equal(t, map[string]any{"k": "c2"}, dataIn(t, members, "c2"))
 	assert.Equal(t, []string{"Normal UpdateInCluster Restored ConfigMap ns/a in cluster c2: it was changed there"}, tc.events())
@@ -84,8 +86,8 @@ func TestOverridesPerCluster(t *testing.T) {
 	require.NoError(t, tc.indexer.Update(fed))
 	require.NoError(t, tc.sync(t, "ns/a"))
 	assert.Equal(t, map[string]any{"k": "c2-new"}, dataIn(t, members, "c2"))
-	assert.Empty(t, members.memberActions("c1"))
-	assert.Empty(t, members.memberActions("c3"))
+	assert.Empty(t, members.Actions("c1"))
+	assert.Empty(t, members.Actions("c3"))
 	assert.Equal(t, []string{"Normal UpdateInCluster Updated ConfigMap ns/a in cluster c2"}, tc.events(), "the same rules apply where they did")
 
 	// Without the annotation every copy returns to the base.
@@ -100,7 +102,7 @@ func TestOverridesPerCluster(t *testing.T) {
 	}, tc.events())
 }
 
-func dataCopy(t *testing.T, m *fakeMembers, cluster string) *unstructured.Unstructured {
+func dataCopy(t *testing.T, m *testmembers.Members, cluster string) *unstructured.Unstructured {
 	cp, ok := m.Get(cluster, federatedtypes.ByName("configmaps").Resource, "ns", "a")
 	require.True(t, ok)
 	return cp.DeepCopy()
@@ -115,8 +117,8 @@ func TestOverrideFailingInOneCluster(t *testing.T) {
 	assert.Equal(t, map[string]any{"k": "all"}, dataIn(t, members, "c3"))
 	_, ok := members.Get("c2", federatedtypes.ByName("configmaps").Resource, "ns", "a")
 	assert.False(t, ok, "c2 is left alone")
-	assert.Equal(t, []string{"create"}, members.memberActions("c1"))
-	assert.Empty(t, members.memberActions("c2"))
+	assert.Equal(t, []string{"create"}, members.Actions("c1"))
+	assert.Empty(t, members.Actions("c2"))
 	events := tc.events()
 	require.Len(t, events, 3)
 	assert.Equal(t, "Normal OverridesApplied Overrides applied to ConfigMap ns/a: rule 0 in clusters c1, c3", events[1])
@@ -124,14 +126,14 @@ func TestOverrideFailingInOneCluster(t *testing.T) {
 
 	require.NoError(t, tc.sync(t, "ns/a"))
 	assert.Empty(t, tc.events(), "told once")
-	assert.Empty(t, members.memberActions("c2"))
+	assert.Empty(t, members.Actions("c2"))
 }
 
 func TestInvalidOverridesWriteNothing(t *testing.T) {
 	tc, members := overriddenSetup(t, `[{"patches":[{"op":"replace","path":"/metadata/name","value":"b"}]}]`)
 	require.NoError(t, tc.sync(t, "ns/a"))
 	for _, c := range []string{"c1", "c2", "c3"} {
-		assert.Empty(t, members.memberActions(c), c)
+		assert.Empty(t, members.Actions(c), c)
 	}
 	events := tc.events()
 	require.Len(t, events, 1)
@@ -139,7 +141,7 @@ func TestInvalidOverridesWriteNothing(t *testing.T) {
 }
 
 func TestOverridesOfADividedDeployment(t *testing.T) {
-	members := newFakeMembers([]string{"c1", "c2"})
+	members := testmembers.New([]string{"c1", "c2"})
 	fed := deploymentObj()
 	require.NoError(t, unstructured.SetNestedField(fed.Object, int64(4), "spec", "replicas"))
 	require.NoError(t, unstructured.SetNestedField(fed.Object, []any{map[string]any{"name": "app", "image": "nginx:1.27"}},
@@ -155,7 +157,7 @@ func TestOverridesOfADividedDeployment(t *testing.T) {
 	require.True(t, ok)
 	containers, _, _ := unstructured.NestedSlice(cp.Object, "spec", "template", "spec", "containers")
 	assert.Equal(t, "nginx:1.28", containers[0].(map[string]any)["image"])
-	assert.Empty(t, members.memberActions("c2"), "c2's rule failed: its copy is left alone")
+	assert.Empty(t, members.Actions("c2"), "c2's rule failed: its copy is left alone")
 
 	got, err := tc.fedClient.Resource(federatedtypes.ByName("deployments").Resource).Namespace("ns").Get(context.Background(), "d", metav1.GetOptions{})
 	require.NoError(t, err)
@@ -180,7 +182,7 @@ func TestOverridesCannotUnmarkSelectors(t *testing.T) {
 			"annotations": map[string]any{federationv1beta1.OverridesAnnotation: `[{"clusters":["c1"],"patches":[{"op":"replace","path":"/spec/selector","value":{"app":"theirs"}}]}]`}},
 		"spec": map[string]any{"selector": map[string]any{"app": "web"}, "ports": []any{map[string]any{"port": int64(80)}}},
 	}}
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	tc := newTestController(t, federatedtypes.ByName("services"), members, svc)
 	require.NoError(t, tc.sync(t, "ns/web"))
 	cp, ok := members.Get("c1", federatedtypes.ByName("services").Resource, "ns", "web")

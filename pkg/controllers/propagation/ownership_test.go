@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,17 +28,17 @@ var applyVerb = "patch:" + string(types.ApplyPatchType)
 
 // membersOwn puts obj in c1 as an object the federation's caches do not
 // see: the member's own, or another federation's.
-func membersOwn(t *testing.T, members *fakeMembers, obj *unstructured.Unstructured) {
+func membersOwn(t *testing.T, members *testmembers.Members, obj *unstructured.Unstructured) {
 	t.Helper()
 	obj.SetUID("their-uid")
-	require.NoError(t, members.clients["c1"].Tracker().Add(obj))
+	require.NoError(t, members.Clients["c1"].Tracker().Add(obj))
 }
 
 // lastApplied is the object of the last apply to a member.
-func lastApplied(t *testing.T, members *fakeMembers, cluster string) *unstructured.Unstructured {
+func lastApplied(t *testing.T, members *testmembers.Members, cluster string) *unstructured.Unstructured {
 	t.Helper()
 	var out *unstructured.Unstructured
-	for _, a := range members.clients[cluster].Actions() {
+	for _, a := range members.Clients[cluster].Actions() {
 		if p, ok := a.(clienttesting.PatchAction); ok && p.GetPatchType() == types.ApplyPatchType {
 			out = &unstructured.Unstructured{}
 			require.NoError(t, out.UnmarshalJSON(p.GetPatch()))
@@ -47,7 +49,7 @@ func lastApplied(t *testing.T, members *fakeMembers, cluster string) *unstructur
 }
 
 func TestCopiesCarryTheFederationsUID(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer))
 	require.NoError(t, tc.sync(t, "ns/a"))
 	got, ok := members.Get("c1", federatedtypes.ByName("configmaps").Resource, "ns", "a")
@@ -57,14 +59,14 @@ func TestCopiesCarryTheFederationsUID(t *testing.T) {
 
 	// A copy written before the UID label: ours, and labelled at its next write.
 	legacy := configMapObj("b", Finalizer)
-	members = newFakeMembers([]string{"c1"})
+	members = testmembers.New([]string{"c1"})
 	old, _, err := plan.Desired(federatedtypes.ByName("configmaps"), legacy, "fed", "")
 	require.NoError(t, err)
 	old.SetResourceVersion("1")
-	members.put("c1", old)
+	members.Put("c1", old)
 	tc = newTestController(t, federatedtypes.ByName("configmaps"), members, legacy)
 	require.NoError(t, tc.sync(t, "ns/b"))
-	assert.Equal(t, []string{applyVerb}, members.memberActions("c1"))
+	assert.Equal(t, []string{applyVerb}, members.Actions("c1"))
 	assert.Equal(t, "fed-uid", lastApplied(t, members, "c1").GetLabels()[federationv1beta1.FederationUIDLabel])
 }
 
@@ -82,18 +84,18 @@ func TestAnotherFederationsObjectIsLeftAlone(t *testing.T) {
 			inCache: true, other: `federation "fed" with UID other-uid`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			members := newFakeMembers([]string{"c1", "c2"})
+			members := testmembers.New([]string{"c1", "c2"})
 			theirs := configMapObj("a")
 			theirs.SetLabels(tt.labels)
 			membersOwn(t, members, theirs)
 			if tt.inCache {
-				members.put("c1", theirs)
+				members.Put("c1", theirs)
 			}
 			tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer))
 			err := tc.sync(t, "ns/a")
 			require.ErrorContains(t, err, "ConfigMap ns/a in cluster c1 belongs to "+tt.other)
-			assert.Equal(t, tt.calls, members.memberActions("c1"), "nothing written")
-			assert.Equal(t, []string{"create"}, members.memberActions("c2"))
+			assert.Equal(t, tt.calls, members.Actions("c1"), "nothing written")
+			assert.Equal(t, []string{"create"}, members.Actions("c2"))
 			assert.Equal(t, []string{
 				"Normal CreateInCluster Created ConfigMap ns/a in cluster c2",
 				"Warning ConflictInCluster ConfigMap ns/a in cluster c1 belongs to " + tt.other + ": left as it is",
@@ -102,22 +104,22 @@ func TestAnotherFederationsObjectIsLeftAlone(t *testing.T) {
 			// Deleting the federated object leaves it too.
 			require.NoError(t, tc.indexer.Update(deleting(configMapObj("a", Finalizer), 0)))
 			require.NoError(t, tc.sync(t, "ns/a"))
-			for _, a := range members.memberActions("c1") {
+			for _, a := range members.Actions("c1") {
 				assert.NotContains(t, []string{"delete", "patch:" + string(types.MergePatchType)}, a)
 			}
-			assert.Contains(t, members.memberActions("c2"), "delete")
+			assert.Contains(t, members.Actions("c2"), "delete")
 		})
 	}
 }
 
 func TestAMembersOwnObjectIsNotAdoptedUnlessAsked(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	theirs := configMapObj("a")
 	theirs.Object["data"] = map[string]any{"k": "theirs"}
 	membersOwn(t, members, theirs)
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer))
 	require.ErrorContains(t, tc.sync(t, "ns/a"), "exists in cluster c1 and was not created by this federation")
-	assert.Equal(t, []string{"create", "get"}, members.memberActions("c1"), "no write")
+	assert.Equal(t, []string{"create", "get"}, members.Actions("c1"), "no write")
 	events := tc.events()
 	require.Len(t, events, 1)
 	assert.True(t, strings.HasPrefix(events[0], "Warning ConflictInCluster ConfigMap ns/a exists in cluster c1 and was not created by this federation"), events[0])
@@ -126,7 +128,7 @@ func TestAMembersOwnObjectIsNotAdoptedUnlessAsked(t *testing.T) {
 	// Tried again: read, not created again, and not told again.
 	_, err := tc.writeMember(context.Background(), "c1", compareTask(t, tc, "ns/a", "c1"))
 	require.Error(t, err)
-	assert.Equal(t, []string{"create", "get", "get"}, members.memberActions("c1"))
+	assert.Equal(t, []string{"create", "get", "get"}, members.Actions("c1"))
 	assert.Empty(t, tc.events())
 }
 
@@ -150,7 +152,7 @@ func TestAMembersOwnObjectIsAdoptedWhenAsked(t *testing.T) {
 		{name: "by the controller manager's default", flag: federationv1beta1.ConflictResolutionAdopt},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			members := newFakeMembers([]string{"c1"})
+			members := testmembers.New([]string{"c1"})
 			membersOwn(t, members, configMapObj("a"))
 			fed := configMapObj("a", Finalizer)
 			if tt.annotation != "" {
@@ -159,7 +161,7 @@ func TestAMembersOwnObjectIsAdoptedWhenAsked(t *testing.T) {
 			tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 			tc.opts.DefaultConflictResolution = tt.flag
 			require.NoError(t, tc.sync(t, "ns/a"))
-			assert.Equal(t, []string{"create", "get", applyVerb}, members.memberActions("c1"))
+			assert.Equal(t, []string{"create", "get", applyVerb}, members.Actions("c1"))
 			applied := lastApplied(t, members, "c1")
 			assert.Equal(t, "true", applied.GetAnnotations()[federationv1beta1.AdoptedAnnotation])
 			assert.NotContains(t, applied.GetAnnotations(), federationv1beta1.ConflictResolutionAnnotation, "said to the federation, not the members")
@@ -167,23 +169,23 @@ func TestAMembersOwnObjectIsAdoptedWhenAsked(t *testing.T) {
 
 			// At rest: the mark is part of what the cluster holds.
 			require.NoError(t, tc.sync(t, "ns/a"))
-			assert.Len(t, members.memberActions("c1"), 3, "nothing more written")
+			assert.Len(t, members.Actions("c1"), 3, "nothing more written")
 		})
 	}
 	t.Run("abort on the object wins over the default", func(t *testing.T) {
-		members := newFakeMembers([]string{"c1"})
+		members := testmembers.New([]string{"c1"})
 		membersOwn(t, members, configMapObj("a"))
 		fed := configMapObj("a", Finalizer)
 		fed.SetAnnotations(map[string]string{federationv1beta1.ConflictResolutionAnnotation: federationv1beta1.ConflictResolutionAbort})
 		tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 		tc.opts.DefaultConflictResolution = federationv1beta1.ConflictResolutionAdopt
 		require.Error(t, tc.sync(t, "ns/a"))
-		assert.Equal(t, []string{"create", "get"}, members.memberActions("c1"))
+		assert.Equal(t, []string{"create", "get"}, members.Actions("c1"))
 	})
 }
 
 func TestAConflictGivesPropagatedFalse(t *testing.T) {
-	members := newFakeMembers([]string{"c1", "c2"})
+	members := testmembers.New([]string{"c1", "c2"})
 	theirs := deploymentObj()
 	theirs.SetFinalizers(nil)
 	membersOwn(t, members, theirs)
@@ -233,17 +235,17 @@ func TestDeletionDeletesOnlyWhatWeCreated(t *testing.T) {
 			want: []string{"delete"}, event: "Normal DeleteInCluster Deleted ConfigMap ns/a in cluster c1"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			members := newFakeMembers([]string{"c1"})
+			members := testmembers.New([]string{"c1"})
 			cp := appliedCopy(t, configMapObj("a"))
 			if tt.adopted {
 				cp = adoptedCopy(t, configMapObj("a"))
 			}
-			members.put("c1", cp)
+			members.Put("c1", cp)
 			fed := deleting(configMapObj("a", Finalizer), 0)
 			fed.SetAnnotations(tt.annotations)
 			tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 			require.NoError(t, tc.sync(t, "ns/a"))
-			assert.Equal(t, tt.want, members.memberActions("c1"))
+			assert.Equal(t, tt.want, members.Actions("c1"))
 			assert.Equal(t, []string{tt.event}, tc.events())
 		})
 	}
@@ -252,12 +254,12 @@ func TestDeletionDeletesOnlyWhatWeCreated(t *testing.T) {
 func TestUnplacingAnAdoptedCopyOrphansIt(t *testing.T) {
 	fed := configMapObj("a", Finalizer)
 	fed.SetAnnotations(map[string]string{federationv1beta1.ClusterSelectorAnnotation: `[{"key":"cluster","operator":"==","values":["2"]}]`})
-	members := newFakeMembers([]string{"c1"})
-	members.usable[0].Labels = map[string]string{"cluster": "1"}
-	members.put("c1", adoptedCopy(t, configMapObj("a")))
+	members := testmembers.New([]string{"c1"})
+	members.Ready[0].Labels = map[string]string{"cluster": "1"}
+	members.Put("c1", adoptedCopy(t, configMapObj("a")))
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 	require.NoError(t, tc.sync(t, "ns/a"))
-	assert.Equal(t, []string{"patch:" + string(types.MergePatchType)}, members.memberActions("c1"))
+	assert.Equal(t, []string{"patch:" + string(types.MergePatchType)}, members.Actions("c1"))
 }
 
 func fedNamespace(name string, finalizers ...string) *unstructured.Unstructured {
@@ -268,18 +270,18 @@ func fedNamespace(name string, finalizers ...string) *unstructured.Unstructured 
 }
 
 func TestDeletingANamespaceLeavesOneWithForeignObjects(t *testing.T) {
-	members := newFakeMembers([]string{"c1", "c2"})
+	members := testmembers.New([]string{"c1", "c2"})
 	for _, c := range []string{"c1", "c2"} {
 		ns, _, err := plan.Desired(federatedtypes.ByName("namespaces"), fedNamespace("team"), "fed", "fed-uid")
 		require.NoError(t, err)
-		members.put(c, ns)
+		members.Put(c, ns)
 	}
 	ours := map[string]string{federationv1beta1.FederationLabel: "fed", federationv1beta1.FederationUIDLabel: "fed-uid"}
 	object := func(resource, name string, labels map[string]string) membercluster.Object {
 		return membercluster.Object{Resource: schema.GroupVersionResource{Version: "v1", Resource: resource},
 			PartialObjectMetadata: metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name, Labels: labels}}}
 	}
-	members.inNamespace = map[string][]membercluster.Object{
+	members.InNamespace = map[string][]membercluster.Object{
 		// What the member makes itself and our copies do not count.
 		"c2": {object("configmaps", "kube-root-ca.crt", nil), object("serviceaccounts", "default", nil), object("events", "e", nil),
 			object("configmaps", "ours", ours)},
@@ -287,12 +289,12 @@ func TestDeletingANamespaceLeavesOneWithForeignObjects(t *testing.T) {
 			object("secrets", "fed2s", map[string]string{federationv1beta1.FederationLabel: "fed2"})},
 	}
 	for i := range 11 {
-		members.inNamespace["c1"] = append(members.inNamespace["c1"], object("services", "s"+string(rune('a'+i)), nil))
+		members.InNamespace["c1"] = append(members.InNamespace["c1"], object("services", "s"+string(rune('a'+i)), nil))
 	}
 	tc := newTestController(t, federatedtypes.ByName("namespaces"), members, deleting(fedNamespace("team", Finalizer), 0))
 	require.NoError(t, tc.sync(t, "team"))
-	assert.Equal(t, []string{"patch:" + string(types.MergePatchType)}, members.memberActions("c1"), "orphaned")
-	assert.Equal(t, []string{"delete"}, members.memberActions("c2"))
+	assert.Equal(t, []string{"patch:" + string(types.MergePatchType)}, members.Actions("c1"), "orphaned")
+	assert.Equal(t, []string{"delete"}, members.Actions("c2"))
 	assert.Equal(t, []string{
 		"Normal DeleteInCluster Deleted Namespace team in cluster c2",
 		"Warning OrphanInCluster Left Namespace team in cluster c1 to the member instead of deleting it: it holds objects the federation did not create: " +
@@ -301,13 +303,13 @@ func TestDeletingANamespaceLeavesOneWithForeignObjects(t *testing.T) {
 }
 
 func TestTheDefaultNamespaceIsNeverWritten(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	tc := newTestController(t, federatedtypes.ByName("namespaces"), members, fedNamespace("default", Finalizer))
 	require.NoError(t, tc.sync(t, "default"))
-	assert.Empty(t, members.memberActions("c1"))
+	assert.Empty(t, members.Actions("c1"))
 	require.NoError(t, tc.indexer.Update(deleting(fedNamespace("default", Finalizer), 0)))
 	require.NoError(t, tc.sync(t, "default"))
-	assert.Empty(t, members.memberActions("c1"))
+	assert.Empty(t, members.Actions("c1"))
 	assert.Empty(t, tc.events())
 
 	// Objects in it propagate as before.
@@ -315,16 +317,16 @@ func TestTheDefaultNamespaceIsNeverWritten(t *testing.T) {
 	cm.SetNamespace("default")
 	tcm := newTestController(t, federatedtypes.ByName("configmaps"), members, cm)
 	require.NoError(t, tcm.sync(t, "default/a"))
-	assert.Equal(t, []string{"create"}, members.memberActions("c1"))
+	assert.Equal(t, []string{"create"}, members.Actions("c1"))
 }
 
 func TestTheFieldsOfOurCreateGoToOurApplies(t *testing.T) {
 	fed := configMapObj("a", Finalizer)
-	members := newFakeMembers([]string{"c1"})
-	members.put("c1", appliedCopy(t, fed))
+	members := testmembers.New([]string{"c1"})
+	members.Put("c1", appliedCopy(t, fed))
 	// The member answers with our create's Update entry still there.
 	first := true
-	members.clients["c1"].PrependReactor("patch", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
+	members.Clients["c1"].PrependReactor("patch", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		if p := a.(clienttesting.PatchAction); p.GetPatchType() != types.ApplyPatchType || !first {
 			return false, nil, nil
 		}
@@ -340,9 +342,9 @@ func TestTheFieldsOfOurCreateGoToOurApplies(t *testing.T) {
 	changed.Object["data"] = map[string]any{"k2": "v"}
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, changed)
 	require.NoError(t, tc.sync(t, "ns/a"))
-	assert.Equal(t, []string{applyVerb, "patch:" + string(types.JSONPatchType), applyVerb}, members.memberActions("c1"))
+	assert.Equal(t, []string{applyVerb, "patch:" + string(types.JSONPatchType), applyVerb}, members.Actions("c1"))
 	var patch []map[string]any
-	require.NoError(t, json.Unmarshal(members.clients["c1"].Actions()[1].(clienttesting.PatchAction).GetPatch(), &patch))
+	require.NoError(t, json.Unmarshal(members.Clients["c1"].Actions()[1].(clienttesting.PatchAction).GetPatch(), &patch))
 	require.Len(t, patch, 2)
 	entries := patch[0]["value"].([]any)
 	require.Len(t, entries, 1)
@@ -359,26 +361,26 @@ func TestTheMembersDefaultServiceAccountIsAdoptedUnlessTheObjectSaysAbort(t *tes
 		return o
 	}
 	t.Run("default", func(t *testing.T) {
-		members := newFakeMembers([]string{"c1"})
+		members := testmembers.New([]string{"c1"})
 		membersOwn(t, members, account("default"))
 		tc := newTestController(t, accounts, members, account("default"))
 		require.NoError(t, tc.sync(t, "ns/default"))
 		// (The first get: its absent pull Secret, which it may name.)
-		assert.Equal(t, []string{"get", "create", "get", applyVerb}, members.memberActions("c1"), "taken over without a conflict")
+		assert.Equal(t, []string{"get", "create", "get", applyVerb}, members.Actions("c1"), "taken over without a conflict")
 		assert.Equal(t, "true", lastApplied(t, members, "c1").GetAnnotations()[federationv1beta1.AdoptedAnnotation],
 			"adopted: deleting the federated one gives the member its own back")
 	})
 	t.Run("default with abort", func(t *testing.T) {
-		members := newFakeMembers([]string{"c1"})
+		members := testmembers.New([]string{"c1"})
 		membersOwn(t, members, account("default"))
 		fed := account("default")
 		fed.SetAnnotations(map[string]string{federationv1beta1.ConflictResolutionAnnotation: federationv1beta1.ConflictResolutionAbort})
 		tc := newTestController(t, accounts, members, fed)
 		require.ErrorContains(t, tc.sync(t, "ns/default"), "was not created by this federation")
-		assert.Equal(t, []string{"get", "create", "get"}, members.memberActions("c1"))
+		assert.Equal(t, []string{"get", "create", "get"}, members.Actions("c1"))
 	})
 	t.Run("another account of the member's", func(t *testing.T) {
-		members := newFakeMembers([]string{"c1"})
+		members := testmembers.New([]string{"c1"})
 		membersOwn(t, members, account("builder"))
 		tc := newTestController(t, accounts, members, account("builder"))
 		require.ErrorContains(t, tc.sync(t, "ns/builder"), "was not created by this federation")

@@ -3,6 +3,8 @@ package propagation
 import (
 	"testing"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+
 	"github.com/stretchr/testify/assert"
 
 	"github.com/federation-v1/federation/pkg/federatedtypes"
@@ -24,8 +26,8 @@ func TestNamespaceInLooksUpWhatTheCacheMisses(t *testing.T) {
 		{name: "the member's own, not selected at the federation", memberNamespace: "there", nsSelector: selectCluster("2"), want: false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			members := newFakeMembers([]string{"c1"})
-			members.usable[0].Labels = map[string]string{"cluster": "1"}
+			members := testmembers.New([]string{"c1"})
+			members.Ready[0].Labels = map[string]string{"cluster": "1"}
 			if tt.memberNamespace != "" {
 				addMemberNamespace(t, members, "c1", tt.memberNamespace == "terminating")
 			}
@@ -37,7 +39,7 @@ func TestNamespaceInLooksUpWhatTheCacheMisses(t *testing.T) {
 				tc.withNamespaceCache()
 			}
 			assert.Equal(t, tt.want, tc.namespaceIn(t.Context(), "c1", "ns"))
-			assert.Equal(t, tt.wantActions, members.memberActions("c1"))
+			assert.Equal(t, tt.wantActions, members.Actions("c1"))
 		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,13 +48,13 @@ func inNamespace(o *unstructured.Unstructured, ns string) *unstructured.Unstruct
 }
 
 func TestADeploymentInKubeSystemIsRefused(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	fed := inNamespace(deploymentObj(), "kube-system")
 	fed.SetFinalizers(nil)
 	tc := newTestController(t, federatedtypes.ByName("deployments"), members, fed)
 	tc.mustSync(t, "kube-system/d")
 
-	assert.Empty(t, members.memberActions("c1"), "nothing is written to the member")
+	assert.Empty(t, members.Actions("c1"), "nothing is written to the member")
 	assert.Equal(t, []string{"Warning NotPropagated Deployment kube-system/d is not propagated to any member cluster: namespace kube-system is never propagated"}, tc.events())
 	assert.Equal(t, []string{"update/status"}, tc.fedWrites(), "no finalizer, only the condition")
 	got, err := tc.fedClient.Resource(federatedtypes.ByName("deployments").Resource).Namespace("kube-system").Get(context.Background(), "d", metav1.GetOptions{})
@@ -73,16 +75,16 @@ func TestADeploymentInKubeSystemIsRefused(t *testing.T) {
 
 	// Sync alone never propagates it either.
 	require.NoError(t, tc.sync(t, "kube-system/d"))
-	assert.Empty(t, members.memberActions("c1"))
+	assert.Empty(t, members.Actions("c1"))
 }
 
 func TestTheSystemNamespacesAreNeverPropagated(t *testing.T) {
 	for _, ns := range []string{"kube-system", "kube-public", "kube-node-lease"} {
 		t.Run(ns, func(t *testing.T) {
-			members := newFakeMembers([]string{"c1"})
+			members := testmembers.New([]string{"c1"})
 			tc := newTestController(t, federatedtypes.ByName("configmaps"), members, inNamespace(configMapObj("a"), ns))
 			tc.mustSync(t, ns+"/a")
-			assert.Empty(t, members.memberActions("c1"))
+			assert.Empty(t, members.Actions("c1"))
 			assert.Empty(t, tc.fedWrites(), "a type without conditions gets only the event")
 			assert.Equal(t, []string{"Warning NotPropagated ConfigMap " + ns + "/a is not propagated to any member cluster: namespace " + ns + " is never propagated"}, tc.events())
 
@@ -91,7 +93,7 @@ func TestTheSystemNamespacesAreNeverPropagated(t *testing.T) {
 			nsObj.SetName(ns)
 			tn := newTestController(t, federatedtypes.ByName("namespaces"), members, nsObj)
 			tn.mustSync(t, ns)
-			assert.Empty(t, members.memberActions("c1"), "the member's own %s is never touched", ns)
+			assert.Empty(t, members.Actions("c1"), "the member's own %s is never touched", ns)
 			assert.Empty(t, tn.fedWrites())
 			assert.Len(t, tn.events(), 1)
 		})
@@ -99,19 +101,19 @@ func TestTheSystemNamespacesAreNeverPropagated(t *testing.T) {
 }
 
 func TestTheFederationsOwnNamespaceIsQuiet(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	svc := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service",
 		"spec": map[string]any{"type": "LoadBalancer"}}}
 	svc.SetName("s")
 	tc := newTestController(t, federatedtypes.ByName("services"), members, inNamespace(svc, federationv1beta1.SystemNamespace))
 	tc.mustSync(t, federationv1beta1.SystemNamespace+"/s")
-	assert.Empty(t, members.memberActions("c1"))
+	assert.Empty(t, members.Actions("c1"))
 	assert.Empty(t, tc.fedWrites())
 	assert.Empty(t, tc.events(), "the members' credentials are not refused, they are the federation's")
 }
 
 func TestTheListOfNeverPropagatedNamespacesIsAnOption(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members,
 		inNamespace(configMapObj("a"), "kube-public"), inNamespace(configMapObj("b"), "monitoring"),
 		inNamespace(configMapObj("c"), federationv1beta1.SystemNamespace))
@@ -119,25 +121,25 @@ func TestTheListOfNeverPropagatedNamespacesIsAnOption(t *testing.T) {
 
 	tc.mustSync(t, "monitoring/b")
 	tc.mustSync(t, federationv1beta1.SystemNamespace+"/c")
-	assert.Empty(t, members.memberActions("c1"), "widened to monitoring, and the federation's own is always in")
+	assert.Empty(t, members.Actions("c1"), "widened to monitoring, and the federation's own is always in")
 	assert.Len(t, tc.events(), 1)
 
 	require.NoError(t, tc.sync(t, "kube-public/a"))
 	tc.mustSync(t, "kube-public/a")
-	assert.Equal(t, []string{"create"}, members.memberActions("c1"), "narrowed: kube-public travels")
+	assert.Equal(t, []string{"create"}, members.Actions("c1"), "narrowed: kube-public travels")
 
 	assert.Equal(t, federatedtypes.NeverPropagatedNamespaces(federatedtypes.DefaultNeverPropagatedNamespaces), neverPropagatedSet(nil))
 }
 
 func TestADeletedRefusedObjectIsLetGo(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	fed := inNamespace(configMapObj("a", Finalizer, foregroundFinalizer, "example.com/other"), "kube-system")
 	fed.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 	// A copy the member holds under the same name stays its own.
-	members.put("c1", appliedCopy(t, fed))
+	members.Put("c1", appliedCopy(t, fed))
 	tc.mustSync(t, "kube-system/a")
-	assert.Empty(t, members.memberActions("c1"))
+	assert.Empty(t, members.Actions("c1"))
 	assert.Empty(t, tc.events())
 	var updated *unstructured.Unstructured
 	for _, a := range tc.fedClient.Actions() {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,8 +42,8 @@ func deploymentObj() *unstructured.Unstructured {
 }
 
 func TestAMemberThatRejectsGivesAConditionAndAnEvent(t *testing.T) {
-	members := newFakeMembers([]string{"c1", "c2"})
-	members.clients["c1"].PrependReactor("create", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
+	members := testmembers.New([]string{"c1", "c2"})
+	members.Clients["c1"].PrependReactor("create", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewNotFound(federatedtypes.ByName("deployments").Resource.GroupResource(), "d")
 	})
 	tc := newTestController(t, federatedtypes.ByName("deployments"), members, deploymentObj())

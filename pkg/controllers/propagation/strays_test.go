@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,17 +23,17 @@ import (
 // listingMembers lists the fake members' cached copies, and knows the
 // federation's UID.
 type listingMembers struct {
-	*fakeMembers
+	*testmembers.Members
 	uid string
 }
 
 func (m listingMembers) FederationUID() string { return m.uid }
 
 func (m listingMembers) List(cluster string, _ schema.GroupVersionResource, ns string, sel labels.Selector) []*unstructured.Unstructured {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.Mu.Lock()
+	defer m.Mu.Unlock()
 	var out []*unstructured.Unstructured
-	for _, o := range m.cache[cluster] {
+	for _, o := range m.Cache[cluster] {
 		if (ns == "" || o.GetNamespace() == ns) && sel.Matches(labels.Set(o.GetLabels())) {
 			out = append(out, o)
 		}
@@ -40,7 +42,11 @@ func (m listingMembers) List(cluster string, _ schema.GroupVersionResource, ns s
 }
 
 func (m listingMembers) ListMetadata(cluster string, gvr schema.GroupVersionResource, ns string, sel labels.Selector) []metav1.Object {
-	return asObjects(m.List(cluster, gvr, ns, sel))
+	var out []metav1.Object
+	for _, o := range m.List(cluster, gvr, ns, sel) {
+		out = append(out, o)
+	}
+	return out
 }
 
 // memberCopy is a ConfigMap in a member labelled with federation fed and
@@ -65,27 +71,27 @@ func strayNames(objs []metav1.Object) []string {
 }
 
 func TestStraysAreOurCopiesWithoutAFederatedObject(t *testing.T) {
-	fm := newFakeMembers([]string{"c1", "c2"}, "down")
-	members := listingMembers{fakeMembers: fm, uid: "our-uid"}
+	fm := testmembers.New([]string{"c1", "c2"}, "down")
+	members := listingMembers{Members: fm, uid: "our-uid"}
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), fm, configMapObj("kept"))
 	tc.Controller.members = members
 
-	fm.put("c1", memberCopy("kept", "our-uid"))         // its federated object exists
-	fm.put("c1", memberCopy("after-backup", "our-uid")) // a stray
-	fm.put("c1", memberCopy("old-copy", ""))            // a stray written before the UID label
-	fm.put("c1", memberCopy("theirs", "other-uid"))     // another federation's of our name
+	fm.Put("c1", memberCopy("kept", "our-uid"))         // its federated object exists
+	fm.Put("c1", memberCopy("after-backup", "our-uid")) // a stray
+	fm.Put("c1", memberCopy("old-copy", ""))            // a stray written before the UID label
+	fm.Put("c1", memberCopy("theirs", "other-uid"))     // another federation's of our name
 	owned := memberCopy("owned", "our-uid")             // made by a member Deployment, say
 	owned.SetOwnerReferences([]metav1.OwnerReference{{Name: "d", UID: "d", Controller: ptr.To(true)}})
-	fm.put("c1", owned)
-	fm.put("c2", memberCopy("after-backup", "our-uid"))
-	fm.put("down", memberCopy("after-backup", "our-uid")) // not usable: not counted
+	fm.Put("c1", owned)
+	fm.Put("c2", memberCopy("after-backup", "our-uid"))
+	fm.Put("down", memberCopy("after-backup", "our-uid")) // not usable: not counted
 
 	strays := tc.strays()
 	assert.ElementsMatch(t, []string{"after-backup", "old-copy"}, strayNames(strays["c1"]))
 	assert.ElementsMatch(t, []string{"after-backup"}, strayNames(strays["c2"]))
 	assert.NotContains(t, strays, "down")
 
-	fm.unsynced = []string{"c2"}
+	fm.Unsynced = []string{"c2"}
 	assert.NotContains(t, tc.strays(), "c2", "an unsynced cache proves nothing")
 }
 

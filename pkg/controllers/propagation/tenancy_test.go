@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,17 +28,17 @@ import (
 
 // memberNamespaceLabelled puts a member's own namespace ns in cluster c1's
 // fake client, with labels, out of our cache.
-func memberNamespaceLabelled(t *testing.T, members *fakeMembers, name string, labels map[string]string) {
+func memberNamespaceLabelled(t *testing.T, members *testmembers.Members, name string, labels map[string]string) {
 	t.Helper()
 	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace"}}
 	ns.SetName(name)
 	ns.SetLabels(labels)
-	members.foreignNamespaces = append(members.foreignNamespaces, "c1/"+name)
-	require.NoError(t, members.clients["c1"].Tracker().Add(ns))
+	members.ForeignNamespaces = append(members.ForeignNamespaces, "c1/"+name)
+	require.NoError(t, members.Clients["c1"].Tracker().Add(ns))
 }
 
 func TestNothingIsWrittenInAMemberNamespaceTheFederationDoesNotOwn(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	memberNamespaceLabelled(t, members, "ns", map[string]string{"team": "payments"})
 	fed := configMapObj("a", Finalizer)
 	fed.SetAnnotations(map[string]string{federationv1beta1.ConflictResolutionAnnotation: federationv1beta1.ConflictResolutionAdopt})
@@ -51,15 +53,15 @@ func TestNothingIsWrittenInAMemberNamespaceTheFederationDoesNotOwn(t *testing.T)
 	assert.True(t, strings.HasPrefix(events[0], "Warning "+ReasonNamespaceNotOurs+" ConfigMap ns/a not written in cluster c1"), events[0])
 
 	// Tried again: the verdict is remembered, and not told again.
-	reads := len(members.memberActions("c1"))
+	reads := len(members.Actions("c1"))
 	_, err = tc.writeMember(context.Background(), "c1", compareTask(t, tc, "ns/a", "c1"))
 	require.Error(t, err)
-	assert.Len(t, members.memberActions("c1"), reads, "not even read")
+	assert.Len(t, members.Actions("c1"), reads, "not even read")
 	assert.Empty(t, tc.events())
 }
 
 func TestANamespaceAdoptedAtJoinIsWrittenIn(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	memberNamespaceLabelled(t, members, "ns", map[string]string{memberrbac.AdoptedByLabel("fed"): "true"})
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer))
 	tc.addFederatedNamespace(t, nil)
@@ -67,7 +69,7 @@ func TestANamespaceAdoptedAtJoinIsWrittenIn(t *testing.T) {
 	assert.Equal(t, []string{"create"}, writesTo(members, "c1"))
 
 	// Another federation's adoption is not ours.
-	members = newFakeMembers([]string{"c1"})
+	members = testmembers.New([]string{"c1"})
 	memberNamespaceLabelled(t, members, "ns", map[string]string{memberrbac.AdoptedByLabel("fed2"): "true"})
 	tc = newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer))
 	tc.addFederatedNamespace(t, nil)
@@ -76,9 +78,9 @@ func TestANamespaceAdoptedAtJoinIsWrittenIn(t *testing.T) {
 }
 
 // writesTo are the member calls to cluster that are not reads.
-func writesTo(members *fakeMembers, cluster string) []string {
+func writesTo(members *testmembers.Members, cluster string) []string {
 	var out []string
-	for _, a := range members.memberActions(cluster) {
+	for _, a := range members.Actions(cluster) {
 		if a != "get" && a != "list" {
 			out = append(out, a)
 		}
@@ -87,8 +89,8 @@ func writesTo(members *fakeMembers, cluster string) []string {
 }
 
 func TestAnAdoptedNamespaceIsMarkedAdoptedBy(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
-	members.foreignNamespaces = []string{"c1/team-x"}
+	members := testmembers.New([]string{"c1"})
+	members.ForeignNamespaces = []string{"c1/team-x"}
 	membersOwn(t, members, fedNamespace("team-x"))
 	fed := fedNamespace("team-x", Finalizer)
 	fed.SetAnnotations(map[string]string{federationv1beta1.ConflictResolutionAnnotation: federationv1beta1.ConflictResolutionAdopt})
@@ -100,10 +102,10 @@ func TestAnAdoptedNamespaceIsMarkedAdoptedBy(t *testing.T) {
 }
 
 func TestAMemberNamespaceAdoptedAtJoinIsTakenOverByItsFederatedNamespace(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	theirs := fedNamespace("team-x")
 	theirs.SetLabels(map[string]string{memberrbac.AdoptedByLabel("fed"): "true"})
-	members.foreignNamespaces = []string{"c1/team-x"}
+	members.ForeignNamespaces = []string{"c1/team-x"}
 	membersOwn(t, members, theirs)
 	tc := newTestController(t, federatedtypes.Namespaces, members, fedNamespace("team-x", Finalizer))
 	require.NoError(t, tc.sync(t, "team-x"), "no annotation needed: the member's admin adopted it")
@@ -125,7 +127,7 @@ func TestWhatAMembersControllerKeepsUpIsNeverAdopted(t *testing.T) {
 		}(), "owned by Pod p"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			members := newFakeMembers([]string{"c1"})
+			members := testmembers.New([]string{"c1"})
 			membersOwn(t, members, tt.member)
 			fed := configMapObj(tt.member.GetName(), Finalizer)
 			fed.SetAnnotations(map[string]string{federationv1beta1.ConflictResolutionAnnotation: federationv1beta1.ConflictResolutionAdopt})
@@ -133,18 +135,18 @@ func TestWhatAMembersControllerKeepsUpIsNeverAdopted(t *testing.T) {
 			err := tc.sync(t, "ns/"+tt.member.GetName())
 			require.ErrorContains(t, err, "the federation never takes it over")
 			require.ErrorContains(t, err, tt.why)
-			assert.Equal(t, []string{"create", "get"}, members.memberActions("c1"), "no write")
+			assert.Equal(t, []string{"create", "get"}, members.Actions("c1"), "no write")
 		})
 	}
 }
 
 func TestRepairsOfACopyTheMemberKeepsChangingAreBudgeted(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	fed := configMapObj("a", Finalizer)
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 	tc.repairs.First = 0 // no backoff: count the repairs alone
 	require.NoError(t, tc.sync(t, "ns/a"))
-	writes := func() int { return len(members.memberActions("c1")) }
+	writes := func() int { return len(members.Actions("c1")) }
 	created := writes()
 
 	// The member changes the copy back after every write.
@@ -156,7 +158,7 @@ func TestRepairsOfACopyTheMemberKeepsChangingAreBudgeted(t *testing.T) {
 		changed.Object["data"] = map[string]any{"k": "theirs"}
 		changed.SetResourceVersion(changed.GetResourceVersion() + "9")
 		changed.SetGeneration(changed.GetGeneration() + 1)
-		members.put("c1", changed)
+		members.Put("c1", changed)
 		_, lastErr = tc.writeMember(context.Background(), "c1", compareTask(t, tc, "ns/a", "c1"))
 	}
 	assert.LessOrEqual(t, writes()-created, tc.repairs.Max, "at most the budget's repairs")
@@ -190,11 +192,11 @@ func TestAnHPAIsWrittenOnlyWhereItsTargetIsOurCopy(t *testing.T) {
 			"minReplicas":    int64(1), "maxReplicas": int64(1),
 		},
 	}}
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	theirs := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}}
 	theirs.SetName("theirs")
 	theirs.SetNamespace("ns")
-	require.NoError(t, members.clients["c1"].Tracker().Add(theirs))
+	require.NoError(t, members.Clients["c1"].Tracker().Add(theirs))
 	tc := newTestController(t, federatedtypes.ByName("horizontalpodautoscalers"), members, hpa)
 	err := tc.sync(t, "ns/web")
 	require.ErrorContains(t, err, "HorizontalPodAutoscaler ns/web names Deployment theirs (spec.scaleTargetRef), which in cluster c1 is not the federation's")
@@ -211,11 +213,11 @@ func TestACopyRunningAsAMembersOwnAccountIsNotWritten(t *testing.T) {
 			"serviceAccountName": "robot", "containers": []any{map[string]any{"name": "c", "image": "pause"}},
 		}}},
 	}}
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	robot := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ServiceAccount"}}
 	robot.SetName("robot")
 	robot.SetNamespace("ns")
-	require.NoError(t, members.clients["c1"].Tracker().Add(robot))
+	require.NoError(t, members.Clients["c1"].Tracker().Add(robot))
 	tc := newTestController(t, federatedtypes.ByName("deployments"), members, deploy)
 	err := tc.sync(t, "ns/as-robot")
 	require.ErrorContains(t, err, "Deployment ns/as-robot names ServiceAccount robot (spec.template.spec.serviceAccountName), which in cluster c1 is not the federation's")
@@ -223,7 +225,7 @@ func TestACopyRunningAsAMembersOwnAccountIsNotWritten(t *testing.T) {
 }
 
 func TestTheDefaultAccountOfANamespaceAdoptedFromTheMemberTakesTheAdoptionRight(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	memberNamespaceLabelled(t, members, "ns", map[string]string{memberrbac.AdoptedByLabel("fed"): "true"})
 	theirs := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ServiceAccount"}}
 	theirs.SetName("default")
@@ -239,8 +241,8 @@ func TestTheDefaultAccountOfANamespaceAdoptedFromTheMemberTakesTheAdoptionRight(
 }
 
 func TestWritesAMemberRefusesAreTriedAgainLessAndLessOften(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
-	members.clients["c1"].PrependReactor("create", "configmaps", func(clienttesting.Action) (bool, runtime.Object, error) {
+	members := testmembers.New([]string{"c1"})
+	members.Clients["c1"].PrependReactor("create", "configmaps", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "a", errors.New("the member's policy says no"))
 	})
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer))
@@ -263,12 +265,12 @@ func TestACopyWhoseAccountLeftIsRemoved(t *testing.T) {
 			"serviceAccountName": "runner", "containers": []any{map[string]any{"name": "c", "image": "pause"}},
 		}}},
 	}}
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	runner := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ServiceAccount"}}
 	runner.SetName("runner")
 	runner.SetNamespace("ns")
 	runner.SetLabels(map[string]string{federationv1beta1.FederationLabel: "fed", federationv1beta1.FederationUIDLabel: "fed-uid"})
-	members.put("c1", runner)
+	members.Put("c1", runner)
 	tc := newTestController(t, federatedtypes.ByName("deployments"), members, deploy)
 	require.NoError(t, tc.sync(t, "ns/uses-runner"))
 	require.Equal(t, []string{"create"}, writesTo(members, "c1"), "written while the account is ours")
@@ -280,9 +282,9 @@ func TestACopyWhoseAccountLeftIsRemoved(t *testing.T) {
 
 	// Our copy of the account goes while the federation has it (being
 	// written again): the copy waits for it, and stays.
-	members.mu.Lock()
-	delete(members.cache["c1"], "ns/runner")
-	members.mu.Unlock()
+	members.Mu.Lock()
+	delete(members.Cache["c1"], "ns/runner")
+	members.Mu.Unlock()
 	federated := runner.DeepCopy()
 	federated.SetLabels(nil)
 	require.NoError(t, tc.fedClient.Tracker().Add(federated))
@@ -312,7 +314,7 @@ func TestACopyNamingAMembersOptionalSecretIsRemoved(t *testing.T) {
 			}}},
 		}}},
 	}}
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	tc := newTestController(t, federatedtypes.ByName("deployments"), members, deploy)
 	ctx := context.Background()
 	require.NoError(t, tc.sync(t, "ns/web"))
@@ -352,19 +354,19 @@ func TestAClonedClaimStaysWhenItsSourceGoes(t *testing.T) {
 		"metadata": map[string]any{"name": "clone", "namespace": "ns", "finalizers": []any{Finalizer}},
 		"spec":     map[string]any{"accessModes": []any{"ReadWriteOnce"}, "dataSource": map[string]any{"kind": "PersistentVolumeClaim", "name": "golden"}},
 	}}
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	golden := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim"}}
 	golden.SetName("golden")
 	golden.SetNamespace("ns")
 	golden.SetLabels(map[string]string{federationv1beta1.FederationLabel: "fed", federationv1beta1.FederationUIDLabel: "fed-uid"})
-	members.put("c1", golden)
+	members.Put("c1", golden)
 	tc := newTestController(t, federatedtypes.ByName("persistentvolumeclaims"), members, clone)
 	require.NoError(t, tc.sync(t, "ns/clone"))
 	require.Equal(t, []string{"create"}, writesTo(members, "c1"))
 
-	members.mu.Lock()
-	delete(members.cache["c1"], "ns/golden")
-	members.mu.Unlock()
+	members.Mu.Lock()
+	delete(members.Cache["c1"], "ns/golden")
+	members.Mu.Unlock()
 	require.NoError(t, tc.sync(t, "ns/clone"))
 	_, err := tc.writeMember(context.Background(), "c1", compareTask(t, tc, "ns/clone", "c1"))
 	require.NoError(t, err)
@@ -382,7 +384,7 @@ func TestACopyThatCannotNameIsSpacedOut(t *testing.T) {
 			"resourceClaims": []any{map[string]any{"name": "gpu", "resourceClaimName": "theirs"}},
 		}}},
 	}}
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	tc := newTestController(t, federatedtypes.ByName("deployments"), members, deploy)
 	err := tc.sync(t, "ns/gpu")
 	require.ErrorContains(t, err, `spec.template.spec.resourceClaims[0].resourceClaimName: resource.k8s.io/ResourceClaim "theirs" is not a kind the federation propagates`)
@@ -417,7 +419,7 @@ func TestManyOptionalNamesDoNotHideTheMembersObject(t *testing.T) {
 	for i := range 30 {
 		fed = append(fed, optionalSecrets(fmt.Sprintf("filler-%d", i), fmt.Sprintf("absent-%d", i), 100))
 	}
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	tc := newTestController(t, federatedtypes.ByName("deployments"), members, fed...)
 	for _, f := range fed {
 		require.NoError(t, tc.sync(t, "ns/"+f.GetName()))
@@ -449,7 +451,7 @@ func TestAStatefulSetWhoseNextClaimIsAnothersGoes(t *testing.T) {
 				"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "pause"}}}},
 			"volumeClaimTemplates": []any{map[string]any{"metadata": map[string]any{"name": "data"}}}},
 	}}
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	tc := newTestController(t, federatedtypes.ByName("statefulsets"), members, sts)
 	require.NoError(t, tc.sync(t, "ns/web"))
 	require.Equal(t, []string{"create"}, writesTo(members, "c1"))
@@ -493,7 +495,7 @@ func TestUnheldListsTakeTurns(t *testing.T) {
 // Another federation of our name sharing the member: its object carries
 // our name label with its own UID. It is not ours, and a round finds it.
 func TestAnObjectOfAnotherFederationOfOurNameIsFound(t *testing.T) {
-	members := newFakeMembers([]string{"c1"})
+	members := testmembers.New([]string{"c1"})
 	tc := newTestController(t, federatedtypes.ByName("deployments"), members, optionalSecrets("web", "theirs", 1))
 	require.NoError(t, tc.sync(t, "ns/web"))
 	require.NoError(t, tc.sync(t, "ns/web"), "in sync")

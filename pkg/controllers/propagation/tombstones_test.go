@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -69,24 +71,24 @@ func withUID(o *unstructured.Unstructured, uid string) *unstructured.Unstructure
 func TestATombstoneDeletesTheCopiesThenItself(t *testing.T) {
 	cms := federatedtypes.ByName("configmaps")
 	fed := withUID(configMapObj("a"), "uid-1")
-	members := newFakeMembers([]string{"c1", "c2"})
-	members.put("c1", appliedCopy(t, fed))
-	members.put("c2", appliedCopy(t, fed))
+	members := testmembers.New([]string{"c1", "c2"})
+	members.Put("c1", appliedCopy(t, fed))
+	members.Put("c2", appliedCopy(t, fed))
 	other := withUID(configMapObj("b"), "uid-2")
-	members.put("c1", appliedCopy(t, other))
+	members.Put("c1", appliedCopy(t, other))
 	tc := newTestController(t, cms, members) // both gone from the federation
 	g := grave(t, cms, fed, 0)
 	idx := tc.withTombstones(t, g)
 
 	require.NoError(t, tc.sync(t, "ns/a"))
-	assert.Equal(t, []string{"delete"}, members.memberActions("c1"), "only a's copy: b has no tombstone")
-	assert.Equal(t, []string{"delete"}, members.memberActions("c2"))
+	assert.Equal(t, []string{"delete"}, members.Actions("c1"), "only a's copy: b has no tombstone")
+	assert.Equal(t, []string{"delete"}, members.Actions("c2"))
 	assert.Equal(t, []string{g.Name}, tc.deletedTombstones(), "the tombstone goes once every copy is gone")
 	assert.Empty(t, idx.List())
 	assert.Equal(t, []string{"Normal DeleteInCluster Deleted ConfigMap ns/a in clusters c1, c2"}, tc.events())
 
 	require.NoError(t, tc.sync(t, "ns/b"))
-	assert.Equal(t, []string{"delete"}, members.memberActions("c1"), "a copy whose object is gone without a tombstone is a stray: never deleted")
+	assert.Equal(t, []string{"delete"}, members.Actions("c1"), "a copy whose object is gone without a tombstone is a stray: never deleted")
 }
 
 func TestATombstoneOrphansAdoptedCopiesUnlessAsked(t *testing.T) {
@@ -102,12 +104,12 @@ func TestATombstoneOrphansAdoptedCopiesUnlessAsked(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fed := withUID(configMapObj("a"), "uid-1")
 			fed.SetAnnotations(tt.annotation)
-			members := newFakeMembers([]string{"c1"})
-			members.put("c1", adoptedCopy(t, fed))
+			members := testmembers.New([]string{"c1"})
+			members.Put("c1", adoptedCopy(t, fed))
 			tc := newTestController(t, cms, members)
 			tc.withTombstones(t, grave(t, cms, fed, 0))
 			require.NoError(t, tc.sync(t, "ns/a"))
-			assert.Equal(t, tt.want, members.memberActions("c1"))
+			assert.Equal(t, tt.want, members.Actions("c1"))
 			assert.Len(t, tc.deletedTombstones(), 1)
 		})
 	}
@@ -117,14 +119,14 @@ func TestATombstoneOfAnEarlierObjectLeavesTheNewOnesCopies(t *testing.T) {
 	cms := federatedtypes.ByName("configmaps")
 	old := withUID(configMapObj("a"), "uid-old")
 	now := withUID(configMapObj("a"), "uid-new")
-	members := newFakeMembers([]string{"c1"})
-	members.put("c1", appliedCopy(t, now))
+	members := testmembers.New([]string{"c1"})
+	members.Put("c1", appliedCopy(t, now))
 	tc := newTestController(t, cms, members, now)
 	g := grave(t, cms, old, 0)
 	tc.withTombstones(t, g)
 
 	require.NoError(t, tc.sync(t, "ns/a"))
-	assert.Empty(t, members.memberActions("c1"), "the copy is the new object's, in sync")
+	assert.Empty(t, members.Actions("c1"), "the copy is the new object's, in sync")
 	assert.Equal(t, []string{g.Name}, tc.deletedTombstones())
 }
 
@@ -135,24 +137,24 @@ func TestATombstoneLeavesTheCopiesOfALaterObject(t *testing.T) {
 	cms := federatedtypes.ByName("configmaps")
 	old := withUID(configMapObj("a"), "uid-old")
 	later := withUID(configMapObj("a"), "uid-later")
-	members := newFakeMembers([]string{"c1", "c2"})
-	members.put("c1", appliedCopy(t, later))
-	members.put("c2", appliedCopy(t, old))
+	members := testmembers.New([]string{"c1", "c2"})
+	members.Put("c1", appliedCopy(t, later))
+	members.Put("c2", appliedCopy(t, old))
 	tc := newTestController(t, cms, members) // a is gone from the federation
 	g := grave(t, cms, old, 0)
 	tc.withTombstones(t, g)
 
 	require.NoError(t, tc.sync(t, "ns/a"))
-	assert.Empty(t, members.memberActions("c1"), "the later object's copy is kept")
-	assert.Equal(t, []string{"delete"}, members.memberActions("c2"), "the recorded object's copy goes")
+	assert.Empty(t, members.Actions("c1"), "the later object's copy is kept")
+	assert.Equal(t, []string{"delete"}, members.Actions("c2"), "the recorded object's copy goes")
 	assert.Equal(t, []string{g.Name}, tc.deletedTombstones())
 }
 
 func TestATombstoneWaitsForTheObjectToGo(t *testing.T) {
 	cms := federatedtypes.ByName("configmaps")
 	fed := withUID(configMapObj("a"), "uid-1")
-	members := newFakeMembers([]string{"c1"})
-	members.put("c1", appliedCopy(t, fed))
+	members := testmembers.New([]string{"c1"})
+	members.Put("c1", appliedCopy(t, fed))
 
 	// Just deleted: our cache has not seen it go yet, and holds a version
 	// whose copy is out of date. It is not reconciled: no copy written, no
@@ -165,7 +167,7 @@ func TestATombstoneWaitsForTheObjectToGo(t *testing.T) {
 	for _, c := range tc.writes.Clusters() {
 		tc.writes.Drain(t.Context(), c)
 	}
-	assert.Empty(t, members.memberActions("c1"))
+	assert.Empty(t, members.Actions("c1"))
 	assert.Empty(t, tc.deletedTombstones(), "kept")
 	assert.Empty(t, tc.fedClient.Actions(), "no status written for an object being deleted")
 
@@ -174,7 +176,7 @@ func TestATombstoneWaitsForTheObjectToGo(t *testing.T) {
 	tc = newTestController(t, cms, members, held)
 	tc.withTombstones(t, grave(t, cms, held, time.Hour))
 	require.NoError(t, tc.Sync(t.Context(), "ns/a"))
-	assert.Empty(t, members.memberActions("c1"))
+	assert.Empty(t, members.Actions("c1"))
 	assert.Empty(t, tc.deletedTombstones(), "kept")
 
 	// Still there long after, as the federation says: the delete failed.
@@ -182,7 +184,7 @@ func TestATombstoneWaitsForTheObjectToGo(t *testing.T) {
 	g := grave(t, cms, fed, time.Hour)
 	tc.withTombstones(t, g)
 	require.NoError(t, tc.Sync(t.Context(), "ns/a"))
-	assert.Empty(t, members.memberActions("c1"), "its copies stay")
+	assert.Empty(t, members.Actions("c1"), "its copies stay")
 	assert.Equal(t, []string{g.Name}, tc.deletedTombstones())
 }
 
@@ -190,8 +192,8 @@ func TestATombstoneWaitsForAClusterThatIsAway(t *testing.T) {
 	cms := federatedtypes.ByName("configmaps")
 	fed := withUID(configMapObj("a"), "uid-1")
 
-	members := newFakeMembers([]string{"c1"}, "c9")
-	members.put("c1", appliedCopy(t, fed))
+	members := testmembers.New([]string{"c1"}, "c9")
+	members.Put("c1", appliedCopy(t, fed))
 	tc := newTestController(t, cms, members)
 	tc.withTombstones(t, grave(t, cms, fed, 0))
 	require.NoError(t, tc.Sync(t.Context(), "ns/a"))
@@ -199,10 +201,10 @@ func TestATombstoneWaitsForAClusterThatIsAway(t *testing.T) {
 		tc.writes.Drain(t.Context(), c)
 	}
 	require.NoError(t, tc.Sync(t.Context(), "ns/a"))
-	assert.Equal(t, []string{"delete"}, members.memberActions("c1"))
+	assert.Equal(t, []string{"delete"}, members.Actions("c1"))
 	assert.Empty(t, tc.deletedTombstones(), "c9 may come back within the deletion wait")
 
-	members = newFakeMembers([]string{"c1"}, "c9")
+	members = testmembers.New([]string{"c1"}, "c9")
 	tc = newTestController(t, cms, members)
 	tc.started = time.Now().Add(-2 * time.Minute)
 	g := grave(t, cms, fed, 2*time.Minute)
@@ -213,7 +215,7 @@ func TestATombstoneWaitsForAClusterThatIsAway(t *testing.T) {
 		tc.events())
 
 	// Deleted long ago, but we only just started: the wait counts from now.
-	members = newFakeMembers([]string{"c1"}, "c9")
+	members = testmembers.New([]string{"c1"}, "c9")
 	tc = newTestController(t, cms, members)
 	tc.started = time.Now()
 	tc.withTombstones(t, grave(t, cms, fed, time.Hour))
@@ -225,7 +227,7 @@ func TestTombstonesThatHaveNothingToDo(t *testing.T) {
 	secrets := federatedtypes.ByName("secrets")
 	release := secretObj("sh.helm.release.v1.web.v1", federatedtypes.HelmReleaseSecretType)
 	release.SetUID("uid-r")
-	members := newFakeMembers([]string{"c1"}, "c9")
+	members := testmembers.New([]string{"c1"}, "c9")
 	tc := newTestController(t, secrets, members)
 	g := grave(t, secrets, release, 0)
 	tc.withTombstones(t, g)
@@ -242,17 +244,17 @@ func TestTombstonesThatHaveNothingToDo(t *testing.T) {
 	tc.withTombstones(t, g)
 	require.NoError(t, tc.sync(t, "kube-system/x"))
 	assert.Equal(t, []string{g.Name}, tc.deletedTombstones(), "never propagated: nothing to delete")
-	assert.Empty(t, members.memberActions("c1"))
+	assert.Empty(t, members.Actions("c1"))
 }
 
 func TestACopyWithATombstoneIsNoStray(t *testing.T) {
 	cms := federatedtypes.ByName("configmaps")
 	a, b := withUID(configMapObj("a"), "uid-a"), withUID(configMapObj("b"), "uid-b")
-	fm := newFakeMembers([]string{"c1"})
-	fm.put("c1", appliedCopy(t, a))
-	fm.put("c1", appliedCopy(t, b))
+	fm := testmembers.New([]string{"c1"})
+	fm.Put("c1", appliedCopy(t, a))
+	fm.Put("c1", appliedCopy(t, b))
 	tc := newTestController(t, cms, fm)
-	tc.Controller.members = listingMembers{fakeMembers: fm, uid: "fed-uid"}
+	tc.Controller.members = listingMembers{Members: fm, uid: "fed-uid"}
 	tc.withTombstones(t, grave(t, cms, a, 0))
 	strays := tc.strays()["c1"]
 	require.Len(t, strays, 1)
@@ -271,7 +273,7 @@ func TestAnHPAsTombstoneGivesItsTargetItsReplicasBack(t *testing.T) {
 	target.SetName("web")
 	target.SetAnnotations(map[string]string{federationv1beta1.HPATargetClustersAnnotation: `{"Names":["c1"]}`})
 
-	tc := newTestController(t, hpas, newFakeMembers([]string{"c1"}))
+	tc := newTestController(t, hpas, testmembers.New([]string{"c1"}))
 	deployments := federatedtypes.ByName("deployments").Resource
 	require.NoError(t, tc.fedClient.Tracker().Create(deployments, target, "ns"))
 	g := grave(t, hpas, hpa, 0)

@@ -3,6 +3,8 @@ package propagation
 import (
 	"testing"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,7 +20,7 @@ import (
 // labelledNamespaces are fakeMembers whose namespaces cache holds, as the
 // real one, only the member namespaces carrying our label: those listed.
 type labelledNamespaces struct {
-	*fakeMembers
+	*testmembers.Members
 	labelled map[string]bool // cluster/namespace
 }
 
@@ -29,7 +31,7 @@ func (m *labelledNamespaces) Get(cluster string, gvr schema.GroupVersionResource
 		}
 		return namespaceObj(name), true
 	}
-	return m.fakeMembers.Get(cluster, gvr, ns, name)
+	return m.Members.Get(cluster, gvr, ns, name)
 }
 
 func namespaceObj(name string) *unstructured.Unstructured {
@@ -41,7 +43,7 @@ func namespaceObj(name string) *unstructured.Unstructured {
 // withNamespaceCache makes the controller's members cache only the
 // labelled namespaces.
 func (tc *testController) withNamespaceCache(labelled ...string) *labelledNamespaces {
-	m := &labelledNamespaces{fakeMembers: tc.members, labelled: map[string]bool{}}
+	m := &labelledNamespaces{Members: tc.members, labelled: map[string]bool{}}
 	for _, l := range labelled {
 		m.labelled[l] = true
 	}
@@ -59,7 +61,7 @@ func (tc *testController) addFederatedNamespace(t *testing.T, annotations map[st
 }
 
 // addMemberNamespace puts namespace "ns", without our label, in a member.
-func addMemberNamespace(t *testing.T, members *fakeMembers, cluster string, terminating bool) {
+func addMemberNamespace(t *testing.T, members *testmembers.Members, cluster string, terminating bool) {
 	t.Helper()
 	ns := namespaceObj("ns")
 	if terminating {
@@ -67,7 +69,7 @@ func addMemberNamespace(t *testing.T, members *fakeMembers, cluster string, term
 		ns.SetDeletionTimestamp(&now)
 		ns.Object["status"] = map[string]any{"phase": "Terminating"}
 	}
-	require.NoError(t, members.clients[cluster].Tracker().Add(ns))
+	require.NoError(t, members.Clients[cluster].Tracker().Add(ns))
 }
 
 // prevented reads federation_sync_unplace_prevented_total.
@@ -98,8 +100,8 @@ func selectCluster(n string) map[string]string {
 
 func TestANamespaceMissingFromTheCacheButThereLiveKeepsItsCopies(t *testing.T) {
 	fed := configMapObj("a", Finalizer)
-	members := newFakeMembers([]string{"c1"})
-	members.put("c1", appliedCopy(t, fed))
+	members := testmembers.New([]string{"c1"})
+	members.Put("c1", appliedCopy(t, fed))
 	addMemberNamespace(t, members, "c1", false) // its label taken off
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 	tc.addFederatedNamespace(t, nil)
@@ -109,22 +111,22 @@ func TestANamespaceMissingFromTheCacheButThereLiveKeepsItsCopies(t *testing.T) {
 	require.NoError(t, tc.sync(t, "ns/a"))
 	// Placement reads the namespace live and keeps the cluster: the copy is
 	// not even offered for removal.
-	assert.Equal(t, []string{"get"}, members.memberActions("c1"), "the namespace read, no delete")
+	assert.Equal(t, []string{"get"}, members.Actions("c1"), "the namespace read, no delete")
 	assert.Equal(t, before, prevented(t, "c1", "configmaps"))
 	assert.Empty(t, tc.events())
 }
 
 func TestAClusterDeselectedInTheCacheButSelectedLiveKeepsItsCopy(t *testing.T) {
 	fed := configMapObj("a", Finalizer)
-	members := newFakeMembers([]string{"c1", "c2"})
-	members.usable[0].Labels = map[string]string{"cluster": "1"}
-	members.usable[1].Labels = map[string]string{"cluster": "2"}
+	members := testmembers.New([]string{"c1", "c2"})
+	members.Ready[0].Labels = map[string]string{"cluster": "1"}
+	members.Ready[1].Labels = map[string]string{"cluster": "2"}
 	// Our cache has a selection of c2 alone that the federation apiserver
 	// no longer holds.
 	stale := fed.DeepCopy()
 	stale.SetAnnotations(selectCluster("2"))
-	members.put("c1", appliedCopy(t, fed))
-	members.put("c2", appliedCopy(t, stale))
+	members.Put("c1", appliedCopy(t, fed))
+	members.Put("c2", appliedCopy(t, stale))
 	addMemberNamespace(t, members, "c1", false)
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 	tc.addFederatedNamespace(t, nil)
@@ -133,8 +135,8 @@ func TestAClusterDeselectedInTheCacheButSelectedLiveKeepsItsCopy(t *testing.T) {
 	before := prevented(t, "c1", "configmaps")
 
 	require.NoError(t, tc.sync(t, "ns/a"))
-	assert.Equal(t, []string{"get"}, members.memberActions("c1"), "no delete")
-	assert.Empty(t, members.memberActions("c2"))
+	assert.Equal(t, []string{"get"}, members.Actions("c1"), "no delete")
+	assert.Empty(t, members.Actions("c2"))
 	assert.Equal(t, before+1, prevented(t, "c1", "configmaps"))
 }
 
@@ -155,9 +157,9 @@ func TestUnplaceConfirmedLiveDeletes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fed := configMapObj("a", Finalizer)
 			fed.SetAnnotations(tt.selector)
-			members := newFakeMembers([]string{"c1"})
-			members.usable[0].Labels = map[string]string{"cluster": "1"}
-			members.put("c1", appliedCopy(t, configMapObj("a")))
+			members := testmembers.New([]string{"c1"})
+			members.Ready[0].Labels = map[string]string{"cluster": "1"}
+			members.Put("c1", appliedCopy(t, configMapObj("a")))
 			if tt.memberNamespace != "" {
 				addMemberNamespace(t, members, "c1", tt.memberNamespace == "terminating")
 			}
@@ -167,7 +169,7 @@ func TestUnplaceConfirmedLiveDeletes(t *testing.T) {
 			before := prevented(t, "c1", "configmaps")
 
 			require.NoError(t, tc.sync(t, "ns/a"))
-			assert.Equal(t, tt.wantActions, members.memberActions("c1"))
+			assert.Equal(t, tt.wantActions, members.Actions("c1"))
 			assert.Equal(t, []string{"Normal DeleteInCluster Deleted ConfigMap ns/a in cluster c1: no longer selected"}, tc.events())
 			assert.Equal(t, before, prevented(t, "c1", "configmaps"))
 		})
@@ -177,8 +179,8 @@ func TestUnplaceConfirmedLiveDeletes(t *testing.T) {
 func TestUnplaceOfAnObjectBeingDeletedIsLeftToItsDeletion(t *testing.T) {
 	fed := configMapObj("a", Finalizer)
 	fed.SetAnnotations(selectCluster("2"))
-	members := newFakeMembers([]string{"c1"})
-	members.put("c1", appliedCopy(t, fed))
+	members := testmembers.New([]string{"c1"})
+	members.Put("c1", appliedCopy(t, fed))
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 	live := deleting(fed.DeepCopy(), 0)
 	live.SetFinalizers([]string{Finalizer, metav1.FinalizerOrphanDependents})
@@ -187,5 +189,5 @@ func TestUnplaceOfAnObjectBeingDeletedIsLeftToItsDeletion(t *testing.T) {
 	confirmed, err := tc.confirmUnplace(t.Context(), "c1", fed)
 	require.NoError(t, err)
 	assert.False(t, confirmed, "an orphaning deletion keeps the copy")
-	assert.Empty(t, members.memberActions("c1"))
+	assert.Empty(t, members.Actions("c1"))
 }

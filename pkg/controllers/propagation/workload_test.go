@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,9 +19,9 @@ import (
 
 // appliedReplicas returns spec.replicas of what was first written (created
 // or applied) to a member.
-func appliedReplicas(t *testing.T, members *fakeMembers, cluster string) (int64, string) {
+func appliedReplicas(t *testing.T, members *testmembers.Members, cluster string) (int64, string) {
 	t.Helper()
-	for _, a := range members.clients[cluster].Actions() {
+	for _, a := range members.Clients[cluster].Actions() {
 		u := &unstructured.Unstructured{}
 		switch a := a.(type) {
 		case clienttesting.PatchAction:
@@ -37,7 +39,7 @@ func appliedReplicas(t *testing.T, members *fakeMembers, cluster string) (int64,
 }
 
 func TestADeploymentIsDividedAndItsPlanRecorded(t *testing.T) {
-	members := newFakeMembers([]string{"c1", "c2", "c3"}, "c4")
+	members := testmembers.New([]string{"c1", "c2", "c3"}, "c4")
 	fed := deploymentObj()
 	require.NoError(t, unstructured.SetNestedField(fed.Object, int64(7), "spec", "replicas"))
 	tc := newTestController(t, federatedtypes.ByName("deployments"), members, fed)
@@ -53,7 +55,7 @@ func TestADeploymentIsDividedAndItsPlanRecorded(t *testing.T) {
 	}
 	assert.Equal(t, int64(7), total)
 	assert.Len(t, hashes, 2, "the hash covers each cluster's count (3/3/1)")
-	assert.Empty(t, members.memberActions("c4"), "a cluster that is not Ready is left alone")
+	assert.Empty(t, members.Actions("c4"), "a cluster that is not Ready is left alone")
 
 	got, err := tc.fedClient.Resource(federatedtypes.ByName("deployments").Resource).Namespace("ns").Get(context.Background(), "d", metav1.GetOptions{})
 	require.NoError(t, err)
