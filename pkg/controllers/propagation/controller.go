@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
+
 	"golang.org/x/time/rate"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -220,7 +222,7 @@ func (c *Controller) memberQueues() *memberwrites.Queues {
 		Wanted: c.stillWanted,
 		Write:  c.writeMember,
 		Done:   c.memberWritten,
-		Failed: func(cluster string) { syncMetrics.errors.WithLabelValues(c.typ.Name, cluster).Inc() },
+		Failed: func(cluster string) { syncmetrics.Errors.WithLabelValues(c.typ.Name, cluster).Inc() },
 	})
 }
 
@@ -350,7 +352,7 @@ func (c *Controller) Run(ctx context.Context) error {
 func (c *Controller) worker(ctx context.Context) {
 	queueworker.Run(ctx, c.queue, queueworker.Handlers[string]{
 		Sync: c.Sync, What: "Syncing a federated " + c.typ.Kind, KeyName: "key", Succeeded: c.reconciled,
-		Failed: func(string, error) { syncMetrics.errors.WithLabelValues(c.typ.Name, "").Inc() },
+		Failed: func(string, error) { syncmetrics.Errors.WithLabelValues(c.typ.Name, "").Inc() },
 	})
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -94,7 +96,7 @@ func (c *Controller) repairAllowed(cluster string, fed *unstructured.Unstructure
 	case v.Exhausted:
 		err := &errDriftConflict{what: c.what(objKey), cluster: cluster, repairs: v.Repairs, window: c.repairs.Window, wait: v.Wait}
 		if v.FirstExhausted {
-			syncMetrics.driftConflicts.WithLabelValues(c.typ.Name, cluster).Inc()
+			syncmetrics.DriftConflicts.WithLabelValues(c.typ.Name, cluster).Inc()
 			c.recorder.Event(fed, corev1.EventTypeWarning, ReasonDriftConflict, err.Error())
 		}
 		return err

@@ -3,6 +3,8 @@ package propagation
 import (
 	"sync"
 	"time"
+
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
 )
 
 // initialSync tells when every federated object found at start has been
@@ -32,7 +34,7 @@ func (s *initialSync) start(keys []string) {
 	for _, k := range keys {
 		s.pending[k] = true
 	}
-	syncMetrics.initialPending.WithLabelValues(s.typ).Set(float64(len(s.pending)))
+	syncmetrics.InitialPending.WithLabelValues(s.typ).Set(float64(len(s.pending)))
 }
 
 // recheck notes that a reconcile of key left it to be looked at again.
@@ -59,7 +61,7 @@ func (s *initialSync) settled(key string) {
 		return
 	}
 	delete(s.pending, key)
-	syncMetrics.initialPending.WithLabelValues(s.typ).Set(float64(len(s.pending)))
+	syncmetrics.InitialPending.WithLabelValues(s.typ).Set(float64(len(s.pending)))
 }
 
 // recheck looks at key again after a while; its initial reconcile is not

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
+
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
 
 	"github.com/stretchr/testify/assert"
@@ -15,7 +17,7 @@ import (
 
 func initialPending(t *testing.T, typ string) float64 {
 	t.Helper()
-	v, err := testutil.GetGaugeMetricValue(syncMetrics.initialPending.WithLabelValues(typ))
+	v, err := testutil.GetGaugeMetricValue(syncmetrics.InitialPending.WithLabelValues(typ))
 	require.NoError(t, err)
 	return v
 }

@@ -3,6 +3,8 @@ package propagation
 import (
 	"sync"
 	"time"
+
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
 )
 
 // changeTimes hold when a change of each federated object was seen, for
@@ -34,7 +36,7 @@ func (t *changeTimes) propagated(objKey string) {
 	delete(t.at, objKey)
 	t.mu.Unlock()
 	if ok {
-		syncMetrics.latency.WithLabelValues(t.typ).Observe(time.Since(at).Seconds())
+		syncmetrics.Latency.WithLabelValues(t.typ).Observe(time.Since(at).Seconds())
 	}
 }
 

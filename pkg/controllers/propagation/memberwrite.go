@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -456,9 +458,9 @@ func (c *Controller) memberWritten(d memberwrites.Done) {
 }
 
 func (c *Controller) countWrite(cluster, verb string, err error) {
-	syncMetrics.writes.WithLabelValues(c.typ.Name, cluster, verb).Inc()
+	syncmetrics.Writes.WithLabelValues(c.typ.Name, cluster, verb).Inc()
 	if err != nil && !apierrors.IsNotFound(err) {
-		syncMetrics.errors.WithLabelValues(c.typ.Name, cluster).Inc()
+		syncmetrics.Errors.WithLabelValues(c.typ.Name, cluster).Inc()
 	}
 }
 
