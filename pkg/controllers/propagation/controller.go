@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
-
 	"golang.org/x/time/rate"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,6 +23,7 @@ import (
 	"k8s.io/klog/v2"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/repairbudget"
 	"github.com/federation-v1/federation/pkg/federatedtypes"

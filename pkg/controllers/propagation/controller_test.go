@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )

@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
 )
 

@@ -4,14 +4,12 @@ import (
 	"context"
 	"testing"
 
-	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
-
-	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/component-base/metrics/testutil"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 

@@ -4,13 +4,12 @@ import (
 	"context"
 	"testing"
 
-	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/federatedtypes"

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
