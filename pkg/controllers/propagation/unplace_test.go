@@ -3,8 +3,6 @@ package propagation
 import (
 	"testing"
 
-	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +11,7 @@ import (
 	"k8s.io/component-base/metrics/legacyregistry"
 
 	"github.com/federation-v1/federation/pkg/clusterselector"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
 )
