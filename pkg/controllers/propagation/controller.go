@@ -24,15 +24,11 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
-	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
-	"github.com/federation-v1/federation/pkg/controllers/propagation/repairbudget"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/queueworker"
 )
-
-// FieldManager is the server-side apply field manager of member writes.
-const FieldManager = "federation-controller-manager"
 
 // Options tune every propagation controller.
 type Options struct {
@@ -68,24 +64,15 @@ type Options struct {
 	UnheldReferenceRecheck time.Duration
 }
 
-// Members is what a propagation controller needs of the member clusters.
+// Members is what a propagation controller needs of the member clusters:
+// the writer's, and their watches.
 type Members interface {
-	Federation() string
-	FederationUID() string
+	writer.Members
 	Watch(gvr schema.GroupVersionResource, h membercluster.Handler)
 	WatchMetadata(gvr schema.GroupVersionResource, h membercluster.Handler)
-	Clusters() []*federationv1beta1.Cluster
-	Usable(cluster string) bool
 	AllClusters() ([]*federationv1beta1.Cluster, error)
-	Get(cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool)
 	List(cluster string, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []*unstructured.Unstructured
 	ListMetadata(cluster string, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []metav1.Object
-	Synced(cluster string, gvr schema.GroupVersionResource) bool
-	Client(cluster string) (dynamic.Interface, error)
-	Apply(ctx context.Context, cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager string) (*metav1.PartialObjectMetadata, error)
-	Create(ctx context.Context, cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager string) (*metav1.PartialObjectMetadata, error)
-	NamespaceObjects(ctx context.Context, cluster, namespace string) ([]membercluster.Object, error)
-	ListLive(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, selector string) ([]metav1.PartialObjectMetadata, error)
 }
 
 // Controller propagates the federated objects of one type.
@@ -105,15 +92,11 @@ type Controller struct {
 	queue    workqueue.TypedRateLimitingInterface[string]
 	recorder record.EventRecorder
 	opts     Options
-	// writes queue the member writes per cluster.
-	writes *memberwrites.Queues
+	// w writes the copies to the members (package writer).
+	w *writer.Writer
 	// capacity bounds divided workloads by what members can schedule; nil
 	// when not estimated.
 	capacity Capacity
-	// applied is what our writes left in the members.
-	applied *appliedCopies
-	// unheld are the optional references to check live (unheld.go).
-	unheld *unheldReferences
 	// changes time the propagation of each change.
 	changes *changeTimes
 	// released holds, by key, the resourceVersion of a deleted federated
@@ -124,26 +107,9 @@ type Controller struct {
 	// the UID of a refused object whose refusal was told (refused.go).
 	never   sets.Set[string]
 	refused sync.Map
-	// conflicts holds, by cluster and object key (appliedKey), the UID of
-	// a member object of that name found not to be ours, whose conflict
-	// was told (ownership.go).
-	conflicts sync.Map
 	// overridesTold holds, by key, what the events last said of the
 	// object's per-cluster overrides (overrides.go).
 	overridesTold sync.Map
-	// namespaceAccess holds, by cluster/namespace, the namespaces where the
-	// federation's RBAC rights were found bound (namespacerbac.go).
-	namespaceAccess sync.Map
-	// namespaceOwners remember live reads of member namespaces that are
-	// not in our cache (namespaceowner.go); notWrittenTold holds, by
-	// reason, cluster and object key, the objects told not to be written
-	// for their namespace or what they name (notWritten).
-	namespaceOwners namespaceVerdicts
-	notWrittenTold  sync.Map
-	// repairs budget the repairs of each copy, refusedWrites space out the
-	// writes members refuse (drift.go).
-	repairs       *repairbudget.Budget
-	refusedWrites *repairbudget.Refused
 	// referenced are the resources copies of the type may name
 	// (references.go).
 	referenced []schema.GroupVersionResource
@@ -200,29 +166,22 @@ func newController(t *federatedtypes.Type, fed dynamic.Interface, lister cache.G
 		members:   members,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "sync_" + t.Name}),
-		recorder:      recorder,
-		opts:          opts,
-		applied:       newAppliedCopies(),
-		unheld:        newUnheldReferences(),
-		repairs:       repairbudget.New(),
-		refusedWrites: repairbudget.NewRefused(),
-		changes:       newChangeTimes(t.Name),
-		initial:       newInitialSync(t.Name),
-		never:         neverPropagatedSet(opts.NeverPropagatedNamespaces),
-		referenced:    federatedtypes.ReferencedResources(t),
+		recorder:   recorder,
+		opts:       opts,
+		changes:    newChangeTimes(t.Name),
+		initial:    newInitialSync(t.Name),
+		never:      neverPropagatedSet(opts.NeverPropagatedNamespaces),
+		referenced: federatedtypes.ReferencedResources(t),
 	}
-	c.writes = c.memberQueues()
+	c.w = c.newWriter()
 	return c
 }
 
-// memberQueues makes the per-cluster queues of the member writes.
-func (c *Controller) memberQueues() *memberwrites.Queues {
-	return memberwrites.New("sync_"+c.typ.Name, "Writing a federated "+c.typ.Kind, c.opts.Workers, rateLimiter, memberwrites.Handlers{
-		Wanted: c.stillWanted,
-		Write:  c.writeMember,
-		Done:   c.memberWritten,
-		Failed: func(cluster string) { syncmetrics.Errors.WithLabelValues(c.typ.Name, cluster).Inc() },
-	})
+// newWriter makes the writer of the controller's member writes.
+func (c *Controller) newWriter() *writer.Writer {
+	return writer.New(c.typ, c.fedClient, c.lister, c.members, c.recorder, writer.Config{Workers: c.opts.Workers,
+		MemberTimeout: c.opts.MemberTimeout, DefaultConflictResolution: c.opts.DefaultConflictResolution,
+		LocalSecretTypes: c.opts.LocalSecretTypes}, rateLimiter)
 }
 
 // rateLimiter backs off per object from 5ms to 30s (not the default 1000s:
@@ -252,8 +211,12 @@ func (c *Controller) federatedChanged(obj any) {
 func (c *Controller) MemberChanged(cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
 	switch {
 	case gvr == c.typ.Resource:
-		if !c.echo(cluster, obj.GetNamespace(), obj.GetName()) {
-			c.queue.Add(key(obj.GetNamespace(), obj.GetName()))
+		objKey := key(obj.GetNamespace(), obj.GetName())
+		c.w.Seen(cluster, objKey)
+		// An echo of our own write needs no reconcile, unless the type's
+		// status comes back from the members.
+		if c.typ.Status != nil || c.typ.Endpoints || !c.w.IsEcho(cluster, objKey) {
+			c.queue.Add(objKey)
 		}
 		// Copies of the type may name each other (ExternalName Services).
 		if slices.Contains(c.referenced, gvr) {
@@ -266,7 +229,7 @@ func (c *Controller) MemberChanged(cluster string, gvr schema.GroupVersionResour
 	case slices.Contains(c.referenced, gvr):
 		c.referenceChanged(cluster, gvr, obj)
 	case gvr == membercluster.NamespacesResource && c.typ.Namespaced:
-		c.namespaceOwners.forget(cluster, obj.GetName())
+		c.w.NamespaceChanged(cluster, obj.GetName())
 		c.enqueueAll(obj.GetName())
 	}
 }
@@ -287,8 +250,7 @@ func (c *Controller) ClustersChanged() {
 		for _, cl := range all {
 			joined[cl.Name] = true
 		}
-		c.writes.ForgetClusters(func(cluster string) bool { return joined[cluster] })
-		c.unheld.forget("", func(cluster string) bool { return joined[cluster] })
+		c.w.ForgetClusters(func(cluster string) bool { return joined[cluster] })
 	}
 	c.enqueueAll("")
 }
@@ -334,18 +296,56 @@ func (c *Controller) Run(ctx context.Context) error {
 		return fmt.Errorf("%s controller: caches did not sync", c.typ.Name)
 	}
 	c.initial.start(c.cachedKeys(""))
-	c.writes.Run(ctx)
-	var strays sync.WaitGroup
-	strays.Go(func() { c.countStrays(ctx) })
+	c.w.Run(ctx)
+	var background sync.WaitGroup
+	background.Go(func() { c.countStrays(ctx) })
+	background.Go(func() { c.followWrites(ctx) })
 	if c.opts.UnheldReferenceRecheck > 0 {
-		strays.Go(func() { wait.UntilWithContext(ctx, c.checkUnheld, c.opts.UnheldReferenceRecheck) })
+		background.Go(func() { wait.UntilWithContext(ctx, c.checkUnheld, c.opts.UnheldReferenceRecheck) })
 	}
 	queueworker.RunWorkers(ctx, c.opts.Workers, c.queue, c.worker)
 	// Nothing of this controller writes once Run returns.
-	c.writes.Wait()
-	strays.Wait()
+	c.w.Wait()
+	background.Wait()
 	logger.Info("Stopped controller")
 	return nil
+}
+
+// followWrites does what the ends of member writes ask, until ctx ends.
+func (c *Controller) followWrites(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.w.Ready():
+			c.afterWrites()
+		}
+	}
+}
+
+// afterWrites does what the ends of member writes taken from the writer
+// ask (writer.Outcome), in their order.
+func (c *Controller) afterWrites() {
+	for _, o := range c.w.Take() {
+		if o.RecheckAfter > 0 {
+			c.recheck(o.ObjKey, o.RecheckAfter)
+		}
+		if o.AllWritten {
+			c.changes.propagated(o.ObjKey)
+			c.initial.settled(o.ObjKey)
+		}
+		if o.Requeue {
+			c.queue.Add(o.ObjKey)
+		}
+	}
+}
+
+// checkUnheld reconciles again the objects whose copies name what the
+// member made (writer.CheckUnheld).
+func (c *Controller) checkUnheld(ctx context.Context) {
+	for _, objKey := range c.w.CheckUnheld(ctx) {
+		c.queue.Add(objKey)
+	}
 }
 
 func (c *Controller) worker(ctx context.Context) {
@@ -353,6 +353,11 @@ func (c *Controller) worker(ctx context.Context) {
 		Sync: c.Sync, What: "Syncing a federated " + c.typ.Kind, KeyName: "key", Succeeded: c.reconciled,
 		Failed: func(string, error) { syncmetrics.Errors.WithLabelValues(c.typ.Name, "").Inc() },
 	})
+}
+
+// what names a federated object in messages: "ConfigMap ns/a".
+func (c *Controller) what(objKey string) string {
+	return c.typ.Kind + " " + objKey
 }
 
 func key(ns, name string) string {

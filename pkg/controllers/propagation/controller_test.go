@@ -67,9 +67,10 @@ func (tc *testController) sync(t *testing.T, key string) error {
 		for _, k := range next {
 			errs = append(errs, tc.Sync(ctx, k))
 		}
-		for _, cluster := range tc.writes.Clusters() {
-			errs = append(errs, tc.writes.Drain(ctx, cluster)...)
+		for _, cluster := range tc.w.Clusters() {
+			errs = append(errs, tc.w.Drain(ctx, cluster)...)
 		}
+		tc.afterWrites()
 		next = nil
 		for tc.queue.Len() > 0 {
 			k, _ := tc.queue.Get()

@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 	"github.com/federation-v1/federation/pkg/ownership"
 )
 
@@ -76,10 +76,10 @@ func (c *Controller) delete(ctx context.Context, fed *unstructured.Unstructured)
 // writes are done.
 func (c *Controller) release(fed *unstructured.Unstructured, waitUnusable bool) (bool, error) {
 	objKey := key(fed.GetNamespace(), fed.GetName())
-	c.writes.DropWrites(objKey)
+	c.w.DropWrites(objKey)
 	usable, releases := c.copiesToRelease(fed)
-	c.writes.Dispatch(objKey, releases)
-	if inFlight, failures := c.writes.State(objKey, false); inFlight || len(failures) > 0 {
+	c.w.Dispatch(objKey, releases)
+	if inFlight, failures := c.w.State(objKey, false); inFlight || len(failures) > 0 {
 		// Failed writes are retried with their own backoff.
 		return false, nil
 	}
@@ -96,15 +96,15 @@ func (c *Controller) release(fed *unstructured.Unstructured, waitUnusable bool) 
 
 // copiesToRelease returns the usable clusters whose copies are known, and
 // a Delete (or Orphan) task for each of their copies not yet let go.
-func (c *Controller) copiesToRelease(fed *unstructured.Unstructured) (map[string]bool, []memberwrites.ClusterTask) {
+func (c *Controller) copiesToRelease(fed *unstructured.Unstructured) (map[string]bool, []writer.ClusterTask) {
 	ns, name := fed.GetNamespace(), fed.GetName()
 	objKey := key(ns, name)
-	action := memberwrites.Delete
+	action := writer.Delete
 	if Orphaned(fed) {
-		action = memberwrites.Orphan
+		action = writer.Orphan
 	}
 	usable := map[string]bool{}
-	var tasks []memberwrites.ClusterTask
+	var tasks []writer.ClusterTask
 	for _, cl := range c.members.Clusters() {
 		if plan.Shared(c.typ, fed) {
 			usable[cl.Name] = true
@@ -116,21 +116,21 @@ func (c *Controller) copiesToRelease(fed *unstructured.Unstructured) (map[string
 			continue
 		}
 		usable[cl.Name] = true
-		if c.writes.Released(objKey, cl.Name) {
+		if c.w.Released(objKey, cl.Name) {
 			continue
 		}
 		cur, inCache := c.members.Get(cl.Name, c.typ.Resource, ns, name)
 		if inCache {
-			if o, _ := c.ownerOf(cur); o != ownership.Us {
+			if o, _ := ownership.Of(cur, c.members.Federation(), c.members.FederationUID()); o != ownership.Us {
 				// Another federation's of our name: never touched.
 				inCache = false
 			}
 		}
-		_, written := c.applied.get(cl.Name, objKey)
+		written := c.w.Known(cl.Name, objKey)
 		// Written by us but not in the cache yet, or being written: act on
 		// it anyway.
-		if inCache || written || c.writes.Has(objKey, cl.Name) {
-			tasks = append(tasks, memberwrites.ClusterTask{Cluster: cl.Name, Task: memberwrites.Task{Action: action, Fed: fed}})
+		if inCache || written || c.w.Has(objKey, cl.Name) {
+			tasks = append(tasks, writer.ClusterTask{Cluster: cl.Name, Task: writer.Task{Action: action, Fed: fed}})
 		}
 	}
 	return usable, tasks
@@ -160,7 +160,7 @@ func (c *Controller) waitForUnusable(fed *unstructured.Unstructured, usable map[
 	slices.Sort(pending)
 	what := c.what(key(fed.GetNamespace(), fed.GetName()))
 	for _, cl := range pending {
-		c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonDeleteFailed,
+		c.recorder.Eventf(fed, corev1.EventTypeWarning, writer.ReasonDeleteFailed,
 			"Gave up deleting %s in cluster %s after %s: the cluster is not Ready; delete it there by hand", what, cl, c.opts.DeletionWait)
 	}
 	return 0, nil

@@ -75,7 +75,7 @@ func (c *Controller) recheck(key string, after time.Duration) {
 // for the initial sync when no write of the object is pending or failed
 // (else memberWritten tells once they are written).
 func (c *Controller) reconciled(key string) {
-	if inFlight, failures := c.writes.State(key, false); !inFlight && len(failures) == 0 {
+	if inFlight, failures := c.w.State(key, false); !inFlight && len(failures) == 0 {
 		c.initial.settled(key)
 	}
 }

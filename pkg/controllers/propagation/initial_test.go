@@ -28,9 +28,10 @@ func (tc *testController) reconcileOnce(t *testing.T, key string) {
 	ctx := context.Background()
 	require.NoError(t, tc.Sync(ctx, key))
 	tc.reconciled(key)
-	for _, cluster := range tc.writes.Clusters() {
-		require.Empty(t, tc.writes.Drain(ctx, cluster))
+	for _, cluster := range tc.w.Clusters() {
+		require.Empty(t, tc.w.Drain(ctx, cluster))
 	}
+	tc.afterWrites()
 }
 
 func TestTheInitialSyncEndsOnceEveryObjectFoundAtStartIsInSyncOrWritten(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -26,16 +26,16 @@ func (c *Controller) local(fed *unstructured.Unstructured) bool {
 // write. Copies made before it became local are removed as from clusters
 // that no longer select it, after the same live reads (unplace.go).
 func (c *Controller) keepLocal(key string, fed *unstructured.Unstructured) {
-	var tasks []memberwrites.ClusterTask
+	var tasks []writer.ClusterTask
 	for _, cl := range c.members.Clusters() {
 		if plan.Shared(c.typ, fed) {
 			return
 		}
 		if _, exists := c.members.Get(cl.Name, c.typ.Resource, fed.GetNamespace(), fed.GetName()); exists {
-			tasks = append(tasks, memberwrites.ClusterTask{Cluster: cl.Name, Task: memberwrites.Task{Action: memberwrites.Unplace, Fed: fed}})
+			tasks = append(tasks, writer.ClusterTask{Cluster: cl.Name, Task: writer.Task{Action: writer.Unplace, Fed: fed}})
 		}
 	}
-	c.writes.Dispatch(key, tasks)
+	c.w.Dispatch(key, tasks)
 }
 
 // membersOwn reports whether key names an object every member has of its

@@ -47,6 +47,7 @@ func TestLocalSecretTypesAreAnOption(t *testing.T) {
 	tc := newTestController(t, secrets, members,
 		secretObj("release", federatedtypes.HelmReleaseSecretType), secretObj("mine", "example.com/mine"))
 	tc.opts.LocalSecretTypes = []string{"example.com/mine"}
+	tc.w = tc.newWriter()
 
 	require.NoError(t, tc.sync(t, "ns/mine"))
 	assert.Empty(t, members.Actions("c1"), "a type of the option stays")

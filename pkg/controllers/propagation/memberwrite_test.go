@@ -16,14 +16,16 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
 // drain runs the member writes queued for one cluster.
 func (tc *testController) drain(t *testing.T, cluster string) {
 	t.Helper()
-	require.Contains(t, tc.writes.Clusters(), cluster, "no queue for %s", cluster)
-	tc.writes.Drain(context.Background(), cluster)
+	require.Contains(t, tc.w.Clusters(), cluster, "no queue for %s", cluster)
+	tc.w.Drain(context.Background(), cluster)
+	tc.afterWrites()
 }
 
 func TestASlowMemberHoldsUpOnlyItsOwnCopies(t *testing.T) {
@@ -37,7 +39,7 @@ func TestASlowMemberHoldsUpOnlyItsOwnCopies(t *testing.T) {
 	tc.drain(t, "c2")
 	create := "create"
 	assert.Equal(t, []string{create, create}, members.Actions("c2"), "c2 got both objects while c1 has not answered")
-	assert.Equal(t, 2, tc.writes.Len("c1"))
+	assert.Equal(t, 2, tc.w.Len("c1"))
 	assert.Empty(t, tc.events(), "the object's event waits for its last copy")
 
 	tc.drain(t, "c1")
@@ -45,7 +47,7 @@ func TestASlowMemberHoldsUpOnlyItsOwnCopies(t *testing.T) {
 		"Normal CreateInCluster Created ConfigMap ns/a in clusters c1, c2",
 		"Normal CreateInCluster Created ConfigMap ns/b in clusters c1, c2",
 	}, tc.events())
-	assert.True(t, tc.writes.Idle(), "nothing left to write")
+	assert.True(t, tc.w.Idle(), "nothing left to write")
 }
 
 func TestANewerVersionReplacesAQueuedWrite(t *testing.T) {
@@ -132,14 +134,14 @@ func TestAClusterThatLeftLosesItsQueue(t *testing.T) {
 	members := testmembers.New([]string{"c1", "c2"})
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer))
 	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
-	require.Equal(t, []string{"c1", "c2"}, tc.writes.Clusters())
+	require.Equal(t, []string{"c1", "c2"}, tc.w.Clusters())
 
 	// c2 is unjoined: gone from the Clusters.
 	members.Ready, members.All = members.Ready[:1], members.All[:1]
 	tc.ClustersChanged()
-	assert.Equal(t, []string{"c1"}, tc.writes.Clusters(), "c2's queue is stopped")
-	assert.False(t, tc.writes.Has("ns/a", "c2"), "its writes are dropped")
-	assert.True(t, tc.writes.Has("ns/a", "c1"))
+	assert.Equal(t, []string{"c1"}, tc.w.Clusters(), "c2's queue is stopped")
+	assert.False(t, tc.w.Has("ns/a", "c2"), "its writes are dropped")
+	assert.True(t, tc.w.Has("ns/a", "c1"))
 }
 
 // syncWithWorkers syncs every object with 4 copy workers per member running,
@@ -149,13 +151,13 @@ func syncWithWorkers(t *testing.T, tc *testController, objs []*unstructured.Unst
 	tc.opts.Workers = 4
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	tc.writes = tc.memberQueues()
-	tc.writes.Run(ctx)
+	tc.w = tc.newWriter()
+	tc.w.Run(ctx)
 	for _, o := range objs {
 		require.NoError(t, tc.Sync(ctx, "ns/"+o.GetName()))
 	}
 	require.Eventually(t, func() bool {
-		return tc.writes.Idle()
+		return tc.w.Idle()
 	}, 10*time.Second, 10*time.Millisecond, "every copy written")
 }
 
@@ -229,7 +231,7 @@ func TestTheLateEchoesOfAnUpdateInStepsAreNotReconciled(t *testing.T) {
 
 	fields := &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:k":{}}}`)}
 	entry := func(op metav1.ManagedFieldsOperationType) metav1.ManagedFieldsEntry {
-		return metav1.ManagedFieldsEntry{Manager: FieldManager, Operation: op, APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: fields}
+		return metav1.ManagedFieldsEntry{Manager: writer.FieldManager, Operation: op, APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: fields}
 	}
 	// The member answers each write with its next version, and its watch
 	// brings none of them until the write has ended.

@@ -19,15 +19,18 @@ import (
 	"github.com/federation-v1/federation/pkg/memberrbac"
 )
 
+var roleBindings = rbacv1.SchemeGroupVersion.WithResource("rolebindings")
+
 func TestNamespaceCopiesAreMarkedCreatedOnlyWhenTheFederationCreatesThem(t *testing.T) {
 	members := testmembers.New([]string{"c1"})
 	tc := newTestController(t, federatedtypes.Namespaces, members, namespaceObj("team"))
 	tc.Controller.members = cachedNamespaces{members}
+	tc.w = tc.newWriter()
 	fed := namespaceObj("team")
 	desired, hash, err := plan.Desired(federatedtypes.Namespaces, fed, "fed", "fed-uid")
 	require.NoError(t, err)
 
-	marked, markedHash, err := tc.forCopy("c1", fed, desired, hash)
+	marked, markedHash, err := tc.w.ForCopy("c1", fed, desired, hash)
 	require.NoError(t, err)
 	assert.Equal(t, "fed", marked.GetLabels()[memberrbac.CreatedByLabel], "a copy not there yet is created marked")
 	assert.NotEqual(t, hash, markedHash, "the mark is part of the hash")
@@ -37,7 +40,7 @@ func TestNamespaceCopiesAreMarkedCreatedOnlyWhenTheFederationCreatesThem(t *test
 	created := members.Cache["c1"]["team"]
 	require.NotNil(t, created)
 	assert.Equal(t, "fed", created.GetLabels()[memberrbac.CreatedByLabel])
-	_, again, err := tc.forCopy("c1", fed, desired, hash)
+	_, again, err := tc.w.ForCopy("c1", fed, desired, hash)
 	require.NoError(t, err)
 	assert.Equal(t, markedHash, again, "a copy holding the mark keeps it")
 
@@ -46,7 +49,7 @@ func TestNamespaceCopiesAreMarkedCreatedOnlyWhenTheFederationCreatesThem(t *test
 	delete(labels, memberrbac.CreatedByLabel)
 	unmarked.SetLabels(labels)
 	members.Put("c1", unmarked)
-	kept, keptHash, err := tc.forCopy("c1", fed, desired, hash)
+	kept, keptHash, err := tc.w.ForCopy("c1", fed, desired, hash)
 	require.NoError(t, err)
 	assert.NotContains(t, kept.GetLabels(), memberrbac.CreatedByLabel, "a copy there without the mark (older, or taken off) is never marked later")
 	assert.Equal(t, hash, keptHash)
@@ -55,7 +58,7 @@ func TestNamespaceCopiesAreMarkedCreatedOnlyWhenTheFederationCreatesThem(t *test
 	adopted, _, err := plan.WithAdopted(federatedtypes.ByName("namespaces"), marked)
 	require.NoError(t, err)
 	assert.NotContains(t, adopted.GetLabels(), memberrbac.CreatedByLabel, "an adopted namespace is the member's: never marked")
-	stillAdopted, _, err := tc.forCopy("c1", fed, adopted, "h")
+	stillAdopted, _, err := tc.w.ForCopy("c1", fed, adopted, "h")
 	require.NoError(t, err)
 	assert.NotContains(t, stillAdopted.GetLabels(), memberrbac.CreatedByLabel)
 }

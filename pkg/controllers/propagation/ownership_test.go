@@ -17,8 +17,8 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
-	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
 )
@@ -125,20 +125,20 @@ func TestAMembersOwnObjectIsNotAdoptedUnlessAsked(t *testing.T) {
 	assert.Contains(t, events[0], "federation.kubernetes.io/conflict-resolution=adopt")
 
 	// Tried again: read, not created again, and not told again.
-	_, err := tc.writeMember(context.Background(), "c1", compareTask(t, tc, "ns/a", "c1"))
+	err := tc.w.WriteOnceForTesting(context.Background(), "c1", compareTask(t, tc, "ns/a", "c1"))
 	require.Error(t, err)
 	assert.Equal(t, []string{"create", "get", "get"}, members.Actions("c1"))
 	assert.Empty(t, tc.events())
 }
 
 // compareTask is the task the reconcile gives a cluster for key.
-func compareTask(t *testing.T, tc *testController, objKey, cluster string) memberwrites.Task {
+func compareTask(t *testing.T, tc *testController, objKey, cluster string) writer.Task {
 	t.Helper()
 	fed, err := tc.get(splitKey(objKey))
 	require.NoError(t, err)
 	d, h, err := plan.Desired(tc.typ, fed, "fed", "fed-uid")
 	require.NoError(t, err)
-	return memberwrites.Task{Fed: fed, Desired: d, Hash: h}
+	return writer.Task{Fed: fed, Desired: d, Hash: h}
 }
 
 func TestAMembersOwnObjectIsAdoptedWhenAsked(t *testing.T) {
@@ -159,6 +159,7 @@ func TestAMembersOwnObjectIsAdoptedWhenAsked(t *testing.T) {
 			}
 			tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 			tc.opts.DefaultConflictResolution = tt.flag
+			tc.w = tc.newWriter()
 			require.NoError(t, tc.sync(t, "ns/a"))
 			assert.Equal(t, []string{"create", "get", applyVerb}, members.Actions("c1"))
 			applied := lastApplied(t, members, "c1")
@@ -178,6 +179,7 @@ func TestAMembersOwnObjectIsAdoptedWhenAsked(t *testing.T) {
 		fed.SetAnnotations(map[string]string{federationv1beta1.ConflictResolutionAnnotation: federationv1beta1.ConflictResolutionAbort})
 		tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 		tc.opts.DefaultConflictResolution = federationv1beta1.ConflictResolutionAdopt
+		tc.w = tc.newWriter()
 		require.Error(t, tc.sync(t, "ns/a"))
 		assert.Equal(t, []string{"create", "get"}, members.Actions("c1"))
 	})
@@ -332,7 +334,7 @@ func TestTheFieldsOfOurCreateGoToOurApplies(t *testing.T) {
 		first = false
 		out := appliedCopy(t, fed)
 		out.SetManagedFields([]metav1.ManagedFieldsEntry{
-			{Manager: FieldManager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1",
+			{Manager: writer.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1",
 				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:k":{}}}`)}},
 		})
 		return true, out, nil

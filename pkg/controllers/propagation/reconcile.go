@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -90,8 +90,8 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 		return err
 	}
 	c.tellOverrides(fed, overridden)
-	c.writes.Dispatch(key, copies.writes)
-	inFlight, failures := c.writes.State(key, c.typ.Status != nil)
+	c.w.Dispatch(key, copies.writes)
+	inFlight, failures := c.w.State(key, c.typ.Status != nil)
 	failures = append(failures, overridden.failures()...)
 	if !inFlight && len(failures) == 0 {
 		c.changes.propagated(key)
@@ -113,10 +113,8 @@ func (c *Controller) current(key string) (*unstructured.Unstructured, error) {
 	if apierrors.IsNotFound(err) {
 		c.changes.forget(key)
 		c.released.Delete(key)
-		c.writes.Forget(key)
-		c.forgetConflicts(key)
+		c.w.Forget(key)
 		c.overridesTold.Delete(key)
-		c.unheld.forget(key, nil)
 		return nil, nil
 	}
 	if err != nil {
@@ -170,7 +168,7 @@ type memberCopies struct {
 	// inSync are the copies that hold what they should.
 	inSync []federatedtypes.Member
 	// writes are the tasks for the others.
-	writes []memberwrites.ClusterTask
+	writes []writer.ClusterTask
 	// hashes are what each cluster should hold.
 	hashes map[string]string
 }
@@ -192,7 +190,7 @@ func (c *Controller) compare(fed *unstructured.Unstructured, placed map[string]b
 			continue
 		}
 		if err == nil {
-			d, h, err = c.forCopy(cl.Name, fed, d, h)
+			d, h, err = c.w.ForCopy(cl.Name, fed, d, h)
 		}
 		if err != nil {
 			return out, fmt.Errorf("%s %s in cluster %s: %w", c.typ.Kind, objKey, cl.Name, err)
@@ -200,22 +198,22 @@ func (c *Controller) compare(fed *unstructured.Unstructured, placed map[string]b
 		out.hashes[cl.Name] = h
 		// (A task still queued for the copy is replaced even so: what it
 		// would write is out of date.)
-		memberCopy, ok := c.holdsDesired(cl.Name, fed, d, h, placed[cl.Name])
-		if ok && memberCopy != nil && !c.referencesCached(copyAt{cl.Name, objKey}, d) {
+		memberCopy, ok := c.w.HoldsDesired(cl.Name, fed, d, h, placed[cl.Name])
+		if ok && memberCopy != nil && !c.w.ReferencesCached(cl.Name, d) {
 			ok = false
 		}
-		if ok && !c.writes.Has(objKey, cl.Name) {
+		if ok && !c.w.Has(objKey, cl.Name) {
 			if memberCopy != nil {
 				out.inSync = append(out.inSync, federatedtypes.Member{Cluster: cl.Name, Object: memberCopy})
 			}
 			continue
 		}
-		action := memberwrites.Apply
+		action := writer.Apply
 		if !placed[cl.Name] {
-			action = memberwrites.Unplace
+			action = writer.Unplace
 		}
-		out.writes = append(out.writes, memberwrites.ClusterTask{Cluster: cl.Name,
-			Task: memberwrites.Task{Action: action, Fed: fed, Desired: d, Hash: h}})
+		out.writes = append(out.writes, writer.ClusterTask{Cluster: cl.Name,
+			Task: writer.Task{Action: action, Fed: fed, Desired: d, Hash: h}})
 	}
 	return out, nil
 }
@@ -233,34 +231,6 @@ func (c *Controller) get(ns, name string) (*unstructured.Unstructured, error) {
 		return nil, err
 	}
 	return obj.(*unstructured.Unstructured), nil
-}
-
-// holdsDesired reports, from the member's cache alone, that a member holds what
-// it should of fed, and returns its copy (nil when it should have none).
-func (c *Controller) holdsDesired(cluster string, fed, desired *unstructured.Unstructured, hash string, placed bool) (*unstructured.Unstructured, bool) {
-	cur, exists := c.members.Get(cluster, c.typ.Resource, fed.GetNamespace(), fed.GetName())
-	if !placed {
-		return nil, !exists
-	}
-	objKey := key(fed.GetNamespace(), fed.GetName())
-	last, appliedBefore := c.applied.get(cluster, objKey)
-	if !exists {
-		// Our write of this very version, whose watch event has not come
-		// yet: the event brings the object back.
-		return nil, appliedBefore && last.unseen && last.hash == hash
-	}
-	if appliedBefore && last.hash == hash && last.passedThrough(cur.GetResourceVersion()) {
-		// Our write of this very version, seen on its way: the watch
-		// brings its end next.
-		return cur, true
-	}
-	if !plan.InSync(cur, desired, hash, last.version) {
-		return nil, false
-	}
-	if !appliedBefore {
-		c.applied.remember(cluster, objKey, cur, false)
-	}
-	return cur, true
 }
 
 func (c *Controller) resource(namespace string) dynamic.ResourceInterface {

@@ -74,6 +74,7 @@ func TestStraysAreOurCopiesWithoutAFederatedObject(t *testing.T) {
 	members := listingMembers{Members: fm, uid: "our-uid"}
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), fm, configMapObj("kept"))
 	tc.Controller.members = members
+	tc.w = tc.newWriter()
 
 	fm.Put("c1", memberCopy("kept", "our-uid"))         // its federated object exists
 	fm.Put("c1", memberCopy("after-backup", "our-uid")) // a stray

@@ -19,6 +19,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/memberrbac"
@@ -49,11 +50,11 @@ func TestNothingIsWrittenInAMemberNamespaceTheFederationDoesNotOwn(t *testing.T)
 	assert.Empty(t, writesTo(members, "c1"), "nothing written, adoption asked or not")
 	events := tc.events()
 	require.Len(t, events, 1)
-	assert.True(t, strings.HasPrefix(events[0], "Warning "+ReasonNamespaceNotOurs+" ConfigMap ns/a not written in cluster c1"), events[0])
+	assert.True(t, strings.HasPrefix(events[0], "Warning "+writer.ReasonNamespaceNotOurs+" ConfigMap ns/a not written in cluster c1"), events[0])
 
 	// Tried again: the verdict is remembered, and not told again.
 	reads := len(members.Actions("c1"))
-	_, err = tc.writeMember(context.Background(), "c1", compareTask(t, tc, "ns/a", "c1"))
+	err = tc.w.WriteOnceForTesting(context.Background(), "c1", compareTask(t, tc, "ns/a", "c1"))
 	require.Error(t, err)
 	assert.Len(t, members.Actions("c1"), reads, "not even read")
 	assert.Empty(t, tc.events())
@@ -139,49 +140,6 @@ func TestWhatAMembersControllerKeepsUpIsNeverAdopted(t *testing.T) {
 	}
 }
 
-func TestRepairsOfACopyTheMemberKeepsChangingAreBudgeted(t *testing.T) {
-	members := testmembers.New([]string{"c1"})
-	fed := configMapObj("a", Finalizer)
-	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
-	tc.repairs.First = 0 // no backoff: count the repairs alone
-	require.NoError(t, tc.sync(t, "ns/a"))
-	writes := func() int { return len(members.Actions("c1")) }
-	created := writes()
-
-	// The member changes the copy back after every write.
-	var lastErr error
-	for range 20 {
-		cur, ok := members.Get("c1", federatedtypes.ByName("configmaps").Resource, "ns", "a")
-		require.True(t, ok)
-		changed := cur.DeepCopy()
-		changed.Object["data"] = map[string]any{"k": "theirs"}
-		changed.SetResourceVersion(changed.GetResourceVersion() + "9")
-		changed.SetGeneration(changed.GetGeneration() + 1)
-		members.Put("c1", changed)
-		_, lastErr = tc.writeMember(context.Background(), "c1", compareTask(t, tc, "ns/a", "c1"))
-	}
-	assert.LessOrEqual(t, writes()-created, tc.repairs.Max, "at most the budget's repairs")
-	assert.GreaterOrEqual(t, writes()-created, 1, "the first change is repaired")
-	require.Error(t, lastErr)
-	assert.Contains(t, lastErr.Error(), "DriftConflict: ConfigMap ns/a in cluster c1 was changed there again after 5 repairs")
-	var told int
-	for _, e := range tc.events() {
-		if strings.HasPrefix(e, "Warning DriftConflict") {
-			told++
-		}
-	}
-	assert.Equal(t, 1, told, "told once")
-
-	// The tenant changes the object: it is written at once.
-	fed = fed.DeepCopy()
-	fed.Object["data"] = map[string]any{"k": "v2"}
-	require.NoError(t, tc.indexer.Update(fed))
-	before := writes()
-	_, err := tc.writeMember(context.Background(), "c1", compareTask(t, tc, "ns/a", "c1"))
-	require.NoError(t, err)
-	assert.Equal(t, before+1, writes())
-}
-
 func TestAnHPAIsWrittenOnlyWhereItsTargetIsOurCopy(t *testing.T) {
 	hpa := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
@@ -247,7 +205,7 @@ func TestWritesAMemberRefusesAreTriedAgainLessAndLessOften(t *testing.T) {
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", Finalizer))
 	var waits []time.Duration
 	for range 3 {
-		_, err := tc.writeMember(context.Background(), "c1", compareTask(t, tc, "ns/a", "c1"))
+		err := tc.w.WriteOnceForTesting(context.Background(), "c1", compareTask(t, tc, "ns/a", "c1"))
 		var later queueworker.RetryAfter
 		require.ErrorAs(t, err, &later)
 		assert.True(t, apierrors.IsForbidden(err), "still the member's answer: %v", err)
@@ -294,10 +252,10 @@ func TestACopyWhoseAccountLeftIsRemoved(t *testing.T) {
 	// member's account of that name could come next.
 	require.NoError(t, tc.fedClient.Tracker().Delete(federatedtypes.ByName("serviceaccounts").Resource, "ns", "runner"))
 	// (Written as the member queue would try it again.)
-	_, err := tc.writeMember(context.Background(), "c1", compareTask(t, tc, "ns/uses-runner", "c1"))
+	err := tc.w.WriteOnceForTesting(context.Background(), "c1", compareTask(t, tc, "ns/uses-runner", "c1"))
 	require.ErrorContains(t, err, "Deployment ns/uses-runner names ServiceAccount runner (spec.template.spec.serviceAccountName), which neither the federation nor cluster c1 holds")
 	assert.Equal(t, []string{"create", "delete"}, writesTo(members, "c1"))
-	assert.Contains(t, strings.Join(tc.events(), "\n"), "Warning "+ReasonReferenceNotOurs+" Deployment ns/uses-runner removed from cluster c1")
+	assert.Contains(t, strings.Join(tc.events(), "\n"), "Warning "+writer.ReasonReferenceNotOurs+" Deployment ns/uses-runner removed from cluster c1")
 }
 
 // An optional reference does not hold a copy back while absent; the
@@ -319,9 +277,6 @@ func TestACopyNamingAMembersOptionalSecretIsRemoved(t *testing.T) {
 	require.NoError(t, tc.sync(t, "ns/web"))
 	require.Equal(t, []string{"create"}, writesTo(members, "c1"), "an absent optional Secret holds nothing back")
 	require.NoError(t, tc.sync(t, "ns/web"), "in sync")
-	lists, _ := tc.unheld.round(maxUnheldLists)
-	require.Len(t, lists, 1, "the Secret is looked for")
-
 	// Still absent: a round reads it, and nothing happens.
 	tc.checkUnheld(ctx)
 	require.Zero(t, tc.queue.Len())
@@ -336,12 +291,7 @@ func TestACopyNamingAMembersOptionalSecretIsRemoved(t *testing.T) {
 	err := tc.sync(t, "ns/web")
 	require.ErrorContains(t, err, "Deployment ns/web names Secret extra (spec.template.spec.containers[0].envFrom[0].secretRef.name), which in cluster c1 is not the federation's")
 	assert.Equal(t, []string{"create", "delete"}, writesTo(members, "c1"))
-	assert.Contains(t, strings.Join(tc.events(), "\n"), "Warning "+ReasonReferenceNotOurs+" Deployment ns/web removed from cluster c1")
-
-	// Gone from the federation: nothing of it is remembered.
-	require.NoError(t, tc.indexer.Delete(deploy))
-	require.NoError(t, tc.sync(t, "ns/web"))
-	assert.Empty(t, tc.unheld.copies)
+	assert.Contains(t, strings.Join(tc.events(), "\n"), "Warning "+writer.ReasonReferenceNotOurs+" Deployment ns/web removed from cluster c1")
 }
 
 // A claim's data source is read as the member provisions the claim, and
@@ -367,7 +317,7 @@ func TestAClonedClaimStaysWhenItsSourceGoes(t *testing.T) {
 	delete(members.Cache["c1"], "ns/golden")
 	members.Mu.Unlock()
 	require.NoError(t, tc.sync(t, "ns/clone"))
-	_, err := tc.writeMember(context.Background(), "c1", compareTask(t, tc, "ns/clone", "c1"))
+	err := tc.w.WriteOnceForTesting(context.Background(), "c1", compareTask(t, tc, "ns/clone", "c1"))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"create"}, writesTo(members, "c1"), "the clone stays")
 }
@@ -387,11 +337,11 @@ func TestACopyThatCannotNameIsSpacedOut(t *testing.T) {
 	tc := newTestController(t, federatedtypes.ByName("deployments"), members, deploy)
 	err := tc.sync(t, "ns/gpu")
 	require.ErrorContains(t, err, `spec.template.spec.resourceClaims[0].resourceClaimName: resource.k8s.io/ResourceClaim "theirs" is not a kind the federation propagates`)
-	var spaced *errRefusedByMember
+	var spaced queueworker.RetryAfter
 	require.ErrorAs(t, err, &spaced)
 	assert.Positive(t, spaced.RetryAfter())
 	assert.Empty(t, writesTo(members, "c1"))
-	assert.Contains(t, strings.Join(tc.events(), "\n"), "Warning "+ReasonReferenceNotOurs+" Deployment ns/gpu not written in cluster c1")
+	assert.Contains(t, strings.Join(tc.events(), "\n"), "Warning "+writer.ReasonReferenceNotOurs+" Deployment ns/gpu not written in cluster c1")
 }
 
 // optionalSecrets is a Deployment whose pods read n optional Secrets,
@@ -425,9 +375,6 @@ func TestManyOptionalNamesDoNotHideTheMembersObject(t *testing.T) {
 		require.NoError(t, tc.sync(t, "ns/"+f.GetName()), "in sync")
 		tc.events() // (the fake recorder holds 100)
 	}
-	lists, _ := tc.unheld.round(maxUnheldLists)
-	require.Len(t, lists, 1, "one namespace, one resource")
-
 	membersOwn(t, members, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
 		"metadata": map[string]any{"name": "late-0", "namespace": "ns"}}})
 	tc.checkUnheld(context.Background())
@@ -471,24 +418,6 @@ func TestAStatefulSetWhoseNextClaimIsAnothersGoes(t *testing.T) {
 	err := tc.sync(t, "ns/web")
 	require.ErrorContains(t, err, "StatefulSet ns/web would use PersistentVolumeClaim data-web-1 (spec.volumeClaimTemplates), which in cluster c1 was not made from the federation's template")
 	assert.Equal(t, []string{"create", "delete"}, writesTo(members, "c1"))
-}
-
-// More LISTs than a round's budget are taken in turn: every one within
-// ceil(n/budget) rounds.
-func TestUnheldListsTakeTurns(t *testing.T) {
-	u := newUnheldReferences()
-	for i := range 25 {
-		u.set(copyAt{"c1", fmt.Sprintf("ns-%02d/x", i)}, unheldNames{refs: []federatedtypes.Reference{{Resource: federatedtypes.ClaimsResource, Name: "a"}}})
-	}
-	seen := map[string]int{}
-	for range 3 {
-		lists, _ := u.round(10)
-		require.Len(t, lists, 10)
-		for _, l := range lists {
-			seen[l.namespace]++
-		}
-	}
-	assert.Len(t, seen, 25, "every namespace in 3 rounds of 10")
 }
 
 // Another federation of our name sharing the member: its object carries

@@ -179,7 +179,7 @@ func (c *Controller) syncTombstones(ctx context.Context, objKey string) (bool, e
 	if len(others) > 0 {
 		// What was being let go of the earlier object is forgotten: the
 		// copies are the new object's now.
-		c.writes.Forget(objKey)
+		c.w.Forget(objKey)
 		if err := c.dropTombstones(ctx, objKey, others, "it was created again with UID "+string(cur.GetUID())); err != nil {
 			return false, err
 		}
@@ -230,7 +230,7 @@ func (c *Controller) bury(ctx context.Context, objKey string, graves []buried) e
 		klog.FromContext(ctx).V(2).Info("Member copies of a deleted object let go; tombstone deleted",
 			"object", objKey, "uid", g.record.UID, "tombstone", g.name)
 		// The next tombstone starts afresh (the copies are gone).
-		c.writes.Forget(objKey)
+		c.w.Forget(objKey)
 	}
 	return nil
 }

@@ -163,9 +163,10 @@ func TestATombstoneWaitsForTheObjectToGo(t *testing.T) {
 	tc := newTestController(t, cms, members, changed)
 	tc.withTombstones(t, grave(t, cms, changed, 0))
 	require.NoError(t, tc.Sync(t.Context(), "ns/a"))
-	for _, c := range tc.writes.Clusters() {
-		tc.writes.Drain(t.Context(), c)
+	for _, c := range tc.w.Clusters() {
+		tc.w.Drain(t.Context(), c)
 	}
+	tc.afterWrites()
 	assert.Empty(t, members.Actions("c1"))
 	assert.Empty(t, tc.deletedTombstones(), "kept")
 	assert.Empty(t, tc.fedClient.Actions(), "no status written for an object being deleted")
@@ -196,9 +197,10 @@ func TestATombstoneWaitsForAClusterThatIsAway(t *testing.T) {
 	tc := newTestController(t, cms, members)
 	tc.withTombstones(t, grave(t, cms, fed, 0))
 	require.NoError(t, tc.Sync(t.Context(), "ns/a"))
-	for _, c := range tc.writes.Clusters() {
-		tc.writes.Drain(t.Context(), c)
+	for _, c := range tc.w.Clusters() {
+		tc.w.Drain(t.Context(), c)
 	}
+	tc.afterWrites()
 	require.NoError(t, tc.Sync(t.Context(), "ns/a"))
 	assert.Equal(t, []string{"delete"}, members.Actions("c1"))
 	assert.Empty(t, tc.deletedTombstones(), "c9 may come back within the deletion wait")
@@ -254,6 +256,7 @@ func TestACopyWithATombstoneIsNoStray(t *testing.T) {
 	fm.Put("c1", appliedCopy(t, b))
 	tc := newTestController(t, cms, fm)
 	tc.Controller.members = listingMembers{Members: fm, uid: "fed-uid"}
+	tc.w = tc.newWriter()
 	tc.withTombstones(t, grave(t, cms, a, 0))
 	strays := tc.strays()["c1"]
 	require.Len(t, strays, 1)

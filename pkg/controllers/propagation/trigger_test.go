@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 )
 
 func TestNeedsSync(t *testing.T) {
@@ -27,7 +29,7 @@ func TestNeedsSync(t *testing.T) {
 		{"our finalizer added", base, withFinalizer, false},
 		{"status written", base, change(func(o *unstructured.Unstructured) { o.Object["status"] = map[string]any{"replicas": int64(3)} }), false},
 		{"managed fields only", base, change(func(o *unstructured.Unstructured) {
-			o.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: FieldManager}})
+			o.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: writer.FieldManager}})
 		}), false},
 		{"data changed", base, change(func(o *unstructured.Unstructured) { o.Object["data"] = map[string]any{"k": "new"} }), true},
 		{"annotation changed", base, change(func(o *unstructured.Unstructured) { o.SetAnnotations(map[string]string{"x": "y"}) }), true},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/federation-v1/federation/pkg/clusterselector"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
 )
@@ -47,6 +48,7 @@ func (tc *testController) withNamespaceCache(labelled ...string) *labelledNamesp
 		m.labelled[l] = true
 	}
 	tc.Controller.members = m
+	tc.w = tc.newWriter()
 	return m
 }
 
@@ -185,8 +187,6 @@ func TestUnplaceOfAnObjectBeingDeletedIsLeftToItsDeletion(t *testing.T) {
 	live.SetFinalizers([]string{Finalizer, metav1.FinalizerOrphanDependents})
 	require.NoError(t, tc.fedClient.Tracker().Update(federatedtypes.ByName("configmaps").Resource, live, "ns"))
 
-	confirmed, err := tc.confirmUnplace(t.Context(), "c1", fed)
-	require.NoError(t, err)
-	assert.False(t, confirmed, "an orphaning deletion keeps the copy")
-	assert.Empty(t, members.Actions("c1"))
+	require.NoError(t, tc.w.WriteOnceForTesting(t.Context(), "c1", writer.Task{Action: writer.Unplace, Fed: fed}))
+	assert.Empty(t, members.Actions("c1"), "an orphaning deletion keeps the copy")
 }

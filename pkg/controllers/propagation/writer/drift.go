@@ -1,4 +1,4 @@
-package propagation
+package writer
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
-	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/writer/internal/queues"
 )
 
 // Drift that fights back. A repair is a write of what we last wrote
@@ -66,40 +66,40 @@ func (e *errRefusedByMember) RetryAfter() time.Duration { return e.wait }
 
 // spaceOutRefused returns err, spaced out when the member refused the
 // write; a write that went through forgets the copy's refusals.
-func (c *Controller) spaceOutRefused(cluster string, t memberwrites.Task, err error) error {
+func (w *Writer) spaceOutRefused(cluster string, t queues.Task, err error) error {
 	k := appliedKey(cluster, key(t.Fed.GetNamespace(), t.Fed.GetName()))
 	if err == nil {
-		c.refusedWrites.Forget(func(s string) bool { return s == k })
+		w.refusedWrites.Forget(func(s string) bool { return s == k })
 		return nil
 	}
 	if !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) && !apierrors.IsRequestEntityTooLargeError(err) {
 		return err
 	}
-	return &errRefusedByMember{err: err, wait: c.refusedWrites.Next(k, t.Hash)}
+	return &errRefusedByMember{err: err, wait: w.refusedWrites.Next(k, t.Hash)}
 }
 
 // repairAllowed returns nil when a write of hash to cluster may go, and
 // an error when it is a repair the copy's budget refuses (now or for a
 // while). Writes of a new hash are never budgeted: they follow the
 // tenant's own changes, one write per change.
-func (c *Controller) repairAllowed(cluster string, fed *unstructured.Unstructured, hash string) error {
+func (w *Writer) repairAllowed(cluster string, fed *unstructured.Unstructured, hash string) error {
 	objKey := key(fed.GetNamespace(), fed.GetName())
-	last, appliedBefore := c.applied.get(cluster, objKey)
+	last, appliedBefore := w.applied.get(cluster, objKey)
 	if !appliedBefore || last.hash != hash {
 		return nil
 	}
-	v := c.repairs.Take(appliedKey(cluster, objKey), hash, time.Now())
+	v := w.repairs.Take(appliedKey(cluster, objKey), hash, time.Now())
 	switch {
 	case v.Allowed:
 		return nil
 	case v.Exhausted:
-		err := &errDriftConflict{what: c.what(objKey), cluster: cluster, repairs: v.Repairs, window: c.repairs.Window, wait: v.Wait}
+		err := &errDriftConflict{what: w.what(objKey), cluster: cluster, repairs: v.Repairs, window: w.repairs.Window, wait: v.Wait}
 		if v.FirstExhausted {
-			syncmetrics.DriftConflicts.WithLabelValues(c.typ.Name, cluster).Inc()
-			c.recorder.Event(fed, corev1.EventTypeWarning, ReasonDriftConflict, err.Error())
+			syncmetrics.DriftConflicts.WithLabelValues(w.typ.Name, cluster).Inc()
+			w.recorder.Event(fed, corev1.EventTypeWarning, ReasonDriftConflict, err.Error())
 		}
 		return err
 	}
 	return &errRepairWaits{wait: v.Wait, msg: fmt.Sprintf("%s in cluster %s was changed there again: repaired %d times lately, the next repair waits %s",
-		c.what(objKey), cluster, v.Repairs, v.Wait.Round(time.Millisecond))}
+		w.what(objKey), cluster, v.Repairs, v.Wait.Round(time.Millisecond))}
 }

@@ -1,4 +1,4 @@
-package propagation
+package writer
 
 import (
 	"context"
@@ -19,21 +19,21 @@ type writtenCopy interface {
 // object (federatedtypes.Type.Shaped): its member caches hold whole
 // objects too, whose shape a status write does not change. Every other
 // type's answers are metadata only, which is cheaper to decode.
-func (c *Controller) wholeAnswers() bool {
-	return c.typ.Shaped && !c.typ.MetadataOnly()
+func (w *Writer) wholeAnswers() bool {
+	return w.typ.Shaped && !w.typ.MetadataOnly()
 }
 
 // createIn creates desired in a member (failing with AlreadyExists when
 // an object of its name is there).
-func (c *Controller) createIn(ctx context.Context, cluster string, desired *unstructured.Unstructured) (writtenCopy, error) {
-	if !c.wholeAnswers() {
-		out, err := c.members.Create(ctx, cluster, c.typ.Resource, desired, FieldManager)
+func (w *Writer) createIn(ctx context.Context, cluster string, desired *unstructured.Unstructured) (writtenCopy, error) {
+	if !w.wholeAnswers() {
+		out, err := w.members.Create(ctx, cluster, w.typ.Resource, desired, FieldManager)
 		if err != nil {
 			return nil, err
 		}
 		return out, nil
 	}
-	res, err := c.memberResource(cluster, desired.GetNamespace())
+	res, err := w.memberResource(cluster, desired.GetNamespace())
 	if err != nil {
 		return nil, err
 	}
@@ -46,15 +46,15 @@ func (c *Controller) createIn(ctx context.Context, cluster string, desired *unst
 
 // applyIn applies desired to a member server-side, taking over
 // conflicting fields.
-func (c *Controller) applyIn(ctx context.Context, cluster string, desired *unstructured.Unstructured) (writtenCopy, error) {
-	if !c.wholeAnswers() {
-		out, err := c.members.Apply(ctx, cluster, c.typ.Resource, desired, FieldManager)
+func (w *Writer) applyIn(ctx context.Context, cluster string, desired *unstructured.Unstructured) (writtenCopy, error) {
+	if !w.wholeAnswers() {
+		out, err := w.members.Apply(ctx, cluster, w.typ.Resource, desired, FieldManager)
 		if err != nil {
 			return nil, err
 		}
 		return out, nil
 	}
-	res, err := c.memberResource(cluster, desired.GetNamespace())
+	res, err := w.memberResource(cluster, desired.GetNamespace())
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package propagation
+package writer
 
 import (
 	"slices"
@@ -89,32 +89,15 @@ func (a *appliedCopies) forget(cluster, objKey string) {
 	delete(a.copies, appliedKey(cluster, objKey))
 }
 
-// echo notes that a member's watch brought an event of the copy of ns/name
-// in cluster, and reports whether that event is only the echo of our own
-// write: the member's cache holds exactly the version our last write left,
-// or the copy is being written right now (its answer may come after the
-// watch event; the write's end checks it then: holdsOurWrite). Such an
-// event needs no reconcile unless the type's status comes back from the
-// members. Without this, an object propagated to N members was reconciled
-// again on each of the N events, each time checking all N copies.
-func (c *Controller) echo(cluster, ns, name string) bool {
-	k := key(ns, name)
-	c.applied.seen(cluster, k)
-	if c.typ.Status != nil || c.typ.Endpoints {
-		return false
-	}
-	return c.holdsOurWrite(cluster, k) || c.writes.Writing(cluster, k)
-}
-
 // holdsOurWrite reports whether the member's cache holds the copy of objKey
 // exactly as our last write left it, or as it was on that write's way
 // (whose end the watch brings next).
-func (c *Controller) holdsOurWrite(cluster, objKey string) bool {
-	a, ok := c.applied.get(cluster, objKey)
+func (w *Writer) holdsOurWrite(cluster, objKey string) bool {
+	a, ok := w.applied.get(cluster, objKey)
 	if !ok || a.resourceVersion == "" {
 		return false
 	}
 	ns, name := splitKey(objKey)
-	cur, exists := c.members.Get(cluster, c.typ.Resource, ns, name)
+	cur, exists := w.members.Get(cluster, w.typ.Resource, ns, name)
 	return exists && (cur.GetResourceVersion() == a.resourceVersion || a.passedThrough(cur.GetResourceVersion()))
 }

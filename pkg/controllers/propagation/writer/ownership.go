@@ -1,11 +1,10 @@
-package propagation
+package writer
 
 import (
 	"context"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,19 +33,19 @@ const (
 
 // ownerOf tells whose a member object is and, for another federation's,
 // names that federation.
-func (c *Controller) ownerOf(obj metav1.Object) (ownership.Owner, string) {
-	return ownership.Of(obj, c.members.Federation(), c.members.FederationUID())
+func (w *Writer) ownerOf(obj metav1.Object) (ownership.Owner, string) {
+	return ownership.Of(obj, w.members.Federation(), w.members.FederationUID())
 }
 
 // adoptionAsked reports whether the member's own object of fed's name in
 // cluster may be taken over: the federated object says so (which took the
 // adoption right at admission), or, when it says nothing, the controller
 // manager's default.
-func (c *Controller) adoptionAsked(cluster string, fed *unstructured.Unstructured) bool {
+func (w *Writer) adoptionAsked(cluster string, fed *unstructured.Unstructured) bool {
 	if r := fed.GetAnnotations()[federationv1beta1.ConflictResolutionAnnotation]; r != "" {
 		return r == federationv1beta1.ConflictResolutionAdopt
 	}
-	return c.opts.DefaultConflictResolution == federationv1beta1.ConflictResolutionAdopt || c.defaultAccount(cluster, fed)
+	return w.opts.DefaultConflictResolution == federationv1beta1.ConflictResolutionAdopt || w.defaultAccount(cluster, fed)
 }
 
 // defaultAccount reports whether fed is a ServiceAccount named default in
@@ -56,19 +55,19 @@ func (c *Controller) adoptionAsked(cluster string, fed *unstructured.Unstructure
 // gives it back when it is deleted. In a namespace adopted from the member
 // (its default, say) the member's pods run as that account: taking it
 // over needs the adoption right, as for any other object.
-func (c *Controller) defaultAccount(cluster string, fed *unstructured.Unstructured) bool {
-	if !c.typ.AdoptsMemberMade || fed.GetName() != c.typ.MemberMade {
+func (w *Writer) defaultAccount(cluster string, fed *unstructured.Unstructured) bool {
+	if !w.typ.AdoptsMemberMade || fed.GetName() != w.typ.MemberMade {
 		return false
 	}
-	ns, ok := c.members.Get(cluster, membercluster.NamespacesResource, "", fed.GetNamespace())
-	return ok && ns.GetLabels()[memberrbac.CreatedByLabel] == c.members.Federation()
+	ns, ok := w.members.Get(cluster, membercluster.NamespacesResource, "", fed.GetNamespace())
+	return ok && ns.GetLabels()[memberrbac.CreatedByLabel] == w.members.Federation()
 }
 
 // adoptedAtJoin reports whether a member's own namespace was adopted for
 // this federation by the member's admin (kubefed join --adopt-namespaces):
 // the federated Namespace of its name takes it over without asking.
-func (c *Controller) adoptedAtJoin(live metav1.Object) bool {
-	return c.typ.Namespace && live.GetLabels()[memberrbac.AdoptedByLabel(c.members.Federation())] == memberrbac.Adopted
+func (w *Writer) adoptedAtJoin(live metav1.Object) bool {
+	return w.typ.Namespace && live.GetLabels()[memberrbac.AdoptedByLabel(w.members.Federation())] == memberrbac.Adopted
 }
 
 // deletesAdopted reports whether deleting fed deletes its adopted copies
@@ -80,33 +79,33 @@ func deletesAdopted(fed *unstructured.Unstructured) bool {
 // conflict reports a member object of fed's name that is not ours, and
 // returns the error that keeps the copy failed (named in the Propagated
 // condition). The Warning event is told once per member object.
-func (c *Controller) conflict(cluster string, fed *unstructured.Unstructured, theirs metav1.Object, other string) error {
+func (w *Writer) conflict(cluster string, fed *unstructured.Unstructured, theirs metav1.Object, other string) error {
 	objKey := key(fed.GetNamespace(), fed.GetName())
-	msg := fmt.Sprintf("%s in cluster %s belongs to federation %s: left as it is", c.what(objKey), cluster, other)
+	msg := fmt.Sprintf("%s in cluster %s belongs to federation %s: left as it is", w.what(objKey), cluster, other)
 	if other == "" {
 		msg = fmt.Sprintf("%s exists in cluster %s and was not created by this federation: left as it is (to adopt it, annotate the federated object %s=%s, "+
 			"which takes the right to update %s/%s)",
-			c.what(objKey), cluster, federationv1beta1.ConflictResolutionAnnotation, federationv1beta1.ConflictResolutionAdopt,
-			c.typ.Resource.Resource, federationv1beta1.AdoptionSubresource)
+			w.what(objKey), cluster, federationv1beta1.ConflictResolutionAnnotation, federationv1beta1.ConflictResolutionAdopt,
+			w.typ.Resource.Resource, federationv1beta1.AdoptionSubresource)
 	}
-	return c.tellConflict(cluster, fed, theirs, msg)
+	return w.tellConflict(cluster, fed, theirs, msg)
 }
 
 // memberManaged reports a member object of fed's name that the member's
 // own controllers keep up (federatedtypes.ManagedByMember says why): it
 // is never adopted, whatever fed asks.
-func (c *Controller) memberManaged(cluster string, fed *unstructured.Unstructured, theirs metav1.Object, why string) error {
+func (w *Writer) memberManaged(cluster string, fed *unstructured.Unstructured, theirs metav1.Object, why string) error {
 	objKey := key(fed.GetNamespace(), fed.GetName())
-	return c.tellConflict(cluster, fed, theirs, fmt.Sprintf("%s in cluster %s is the member's own and kept up by it (%s): the federation never takes it over",
-		c.what(objKey), cluster, why))
+	return w.tellConflict(cluster, fed, theirs, fmt.Sprintf("%s in cluster %s is the member's own and kept up by it (%s): the federation never takes it over",
+		w.what(objKey), cluster, why))
 }
 
 // tellConflict records a conflict's event once per member object, and
 // returns its error.
-func (c *Controller) tellConflict(cluster string, fed *unstructured.Unstructured, theirs metav1.Object, msg string) error {
+func (w *Writer) tellConflict(cluster string, fed *unstructured.Unstructured, theirs metav1.Object, msg string) error {
 	objKey := key(fed.GetNamespace(), fed.GetName())
-	if told, ok := c.conflicts.Swap(appliedKey(cluster, objKey), theirs.GetUID()); !ok || told != theirs.GetUID() {
-		c.recorder.Event(fed, corev1.EventTypeWarning, ReasonConflict, msg)
+	if told, ok := w.conflicts.Swap(appliedKey(cluster, objKey), theirs.GetUID()); !ok || told != theirs.GetUID() {
+		w.recorder.Event(fed, corev1.EventTypeWarning, ReasonConflict, msg)
 	}
 	return fmt.Errorf("%s", msg)
 }
@@ -114,37 +113,21 @@ func (c *Controller) tellConflict(cluster string, fed *unstructured.Unstructured
 // conflictKnown reports whether a conflict was found for the copy of
 // objKey in cluster: its next write reads the member first instead of
 // trying a create that fails again.
-func (c *Controller) conflictKnown(cluster, objKey string) bool {
-	_, ok := c.conflicts.Load(appliedKey(cluster, objKey))
+func (w *Writer) conflictKnown(cluster, objKey string) bool {
+	_, ok := w.conflicts.Load(appliedKey(cluster, objKey))
 	return ok
 }
 
-// forgetConflicts forgets the conflicts, and the namespaces found not
-// ours, of an object that is gone.
-func (c *Controller) forgetConflicts(objKey string) {
-	for _, told := range []*sync.Map{&c.conflicts, &c.notWrittenTold} {
-		told.Range(func(k, _ any) bool {
-			if strings.HasSuffix(k.(string), "/"+objKey) {
-				told.Delete(k)
-			}
-			return true
-		})
-	}
-	ofObject := func(k string) bool { return strings.HasSuffix(k, "/"+objKey) }
-	c.repairs.Forget(ofObject)
-	c.refusedWrites.Forget(ofObject)
-}
-
-// forCopy is what cluster is sent of desired (plan.ForCopy), given what
+// ForCopy is what cluster is sent of desired (plan.ForCopy), given what
 // our cache holds of its copy there, or what our last write left.
-func (c *Controller) forCopy(cluster string, fed, desired *unstructured.Unstructured, hash string) (*unstructured.Unstructured, string, error) {
+func (w *Writer) ForCopy(cluster string, fed, desired *unstructured.Unstructured, hash string) (*unstructured.Unstructured, string, error) {
 	var cur plan.MemberCopy
-	if obj, ok := c.members.Get(cluster, c.typ.Resource, fed.GetNamespace(), fed.GetName()); ok {
-		cur = plan.MemberCopy{Object: obj, Ours: c.isOurs(obj)}
-	} else if last, ok := c.applied.get(cluster, key(fed.GetNamespace(), fed.GetName())); ok {
+	if obj, ok := w.members.Get(cluster, w.typ.Resource, fed.GetNamespace(), fed.GetName()); ok {
+		cur = plan.MemberCopy{Object: obj, Ours: w.isOurs(obj)}
+	} else if last, ok := w.applied.get(cluster, key(fed.GetNamespace(), fed.GetName())); ok {
 		cur.LastAdopted = last.adopted
 	}
-	return plan.ForCopy(c.typ, c.members.Federation(), desired, hash, cur)
+	return plan.ForCopy(w.typ, w.members.Federation(), desired, hash, cur)
 }
 
 // ourCopy is what tells how to let a copy go.
@@ -170,25 +153,25 @@ func (r *copyRef) ofAnother(fed metav1.Object) bool {
 // ownCopy returns our copy of fed in cluster, or nil when the member holds
 // none of ours (nothing, or an object that is not ours): from the cache,
 // else from what our last write left, else read from the member.
-func (c *Controller) ownCopy(ctx context.Context, cluster string, fed *unstructured.Unstructured) (*copyRef, error) {
+func (w *Writer) ownCopy(ctx context.Context, cluster string, fed *unstructured.Unstructured) (*copyRef, error) {
 	ns, name := fed.GetNamespace(), fed.GetName()
-	if cur, ok := c.members.Get(cluster, c.typ.Resource, ns, name); ok {
-		if o, _ := c.ownerOf(cur); o != ownership.Us {
+	if cur, ok := w.members.Get(cluster, w.typ.Resource, ns, name); ok {
+		if o, _ := w.ownerOf(cur); o != ownership.Us {
 			return nil, nil
 		}
 		return refOf(cur), nil
 	}
-	if last, ok := c.applied.get(cluster, key(ns, name)); ok {
+	if last, ok := w.applied.get(cluster, key(ns, name)); ok {
 		return &copyRef{uid: last.uid, adopted: last.adopted}, nil
 	}
-	live, err := c.readLive(ctx, cluster, fed)
+	live, err := w.readLive(ctx, cluster, fed)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if o, _ := c.ownerOf(live); o != ownership.Us {
+	if o, _ := w.ownerOf(live); o != ownership.Us {
 		return nil, nil
 	}
 	return refOf(live), nil
@@ -200,8 +183,8 @@ const maxNamed = 10
 // foreignObjects lists what a member's namespace holds that is not our
 // copy: another federation's, adopted, or the member's own objects
 // (the member's own defaults and events aside), as resource/name.
-func (c *Controller) foreignObjects(ctx context.Context, cluster, namespace string) ([]string, error) {
-	objs, err := c.members.NamespaceObjects(ctx, cluster, namespace)
+func (w *Writer) foreignObjects(ctx context.Context, cluster, namespace string) ([]string, error) {
+	objs, err := w.members.NamespaceObjects(ctx, cluster, namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +194,7 @@ func (c *Controller) foreignObjects(ctx context.Context, cluster, namespace stri
 		if r == "events" || federatedtypes.MemberMade(o.Resource.GroupResource(), o.Name) || memberrbac.IsAccessBinding(o.Resource.GroupResource(), &o) {
 			continue
 		}
-		if own, _ := c.ownerOf(&o); own == ownership.Us && !ownership.IsAdopted(&o) {
+		if own, _ := w.ownerOf(&o); own == ownership.Us && !ownership.IsAdopted(&o) {
 			continue
 		}
 		what := r + "/" + o.Name

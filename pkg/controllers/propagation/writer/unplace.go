@@ -1,4 +1,4 @@
-package propagation
+package writer
 
 import (
 	"context"
@@ -41,36 +41,36 @@ var unplacePrevented = func() *metrics.CounterVec {
 // those carrying our label: a copy is deleted only when live reads agree.
 // When they do not, the removal is dropped, counted, and the object looked
 // at again.
-func (c *Controller) confirmUnplace(ctx context.Context, cluster string, fed *unstructured.Unstructured) (bool, error) {
-	unselected, kept, err := c.unselected(ctx, cluster, fed)
+func (w *Writer) confirmUnplace(ctx context.Context, cluster string, fed *unstructured.Unstructured) (bool, error) {
+	unselected, kept, err := w.unselected(ctx, cluster, fed)
 	if err != nil || unselected {
 		return unselected, err
 	}
 	objKey := key(fed.GetNamespace(), fed.GetName())
-	unplacePrevented.WithLabelValues(cluster, c.typ.Name).Inc()
+	unplacePrevented.WithLabelValues(cluster, w.typ.Name).Inc()
 	klog.FromContext(ctx).V(2).Info("Kept a copy our caches said was no longer selected",
-		"cluster", cluster, "object", c.what(objKey), "because", kept)
-	c.recheck(objKey, unplaceRecheck)
+		"cluster", cluster, "object", w.what(objKey), "because", kept)
+	w.outcomes.add(Outcome{ObjKey: objKey, RecheckAfter: unplaceRecheck})
 	return false, nil
 }
 
 // unselected tells from live reads whether cluster is no longer selected
 // for fed; when it still is, kept says why.
-func (c *Controller) unselected(ctx context.Context, cluster string, fed *unstructured.Unstructured) (unselected bool, kept string, err error) {
-	readCtx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
+func (w *Writer) unselected(ctx context.Context, cluster string, fed *unstructured.Unstructured) (unselected bool, kept string, err error) {
+	readCtx, cancel := context.WithTimeout(ctx, w.opts.MemberTimeout)
 	defer cancel()
-	live, err := c.resource(fed.GetNamespace()).Get(readCtx, fed.GetName(), metav1.GetOptions{})
+	live, err := w.resource(fed.GetNamespace()).Get(readCtx, fed.GetName(), metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err) || err == nil && live.GetDeletionTimestamp() != nil:
 		// Its deletion decides what becomes of the copy (orphan or not).
 		return false, "the federated object is being deleted", nil
 	case err != nil:
-		return false, "", fmt.Errorf("reading %s: %w", c.what(key(fed.GetNamespace(), fed.GetName())), err)
+		return false, "", fmt.Errorf("reading %s: %w", w.what(key(fed.GetNamespace(), fed.GetName())), err)
 	}
-	if c.local(live) {
+	if w.local(live) {
 		return true, "", nil
 	}
-	cl := c.usableCluster(cluster)
+	cl := w.usableCluster(cluster)
 	if cl == nil {
 		return false, "the cluster is not Ready", nil
 	}
@@ -82,10 +82,10 @@ func (c *Controller) unselected(ctx context.Context, cluster string, fed *unstru
 	if !selector.Matches(labels.Set(cl.Labels)) {
 		return true, "", nil
 	}
-	if !c.typ.Namespaced {
+	if !w.typ.Namespaced {
 		return false, "the cluster selector still selects the cluster", nil
 	}
-	in, err := c.namespaceLive(ctx, cluster, fed.GetNamespace())
+	in, err := w.NamespaceLive(ctx, cluster, fed.GetNamespace())
 	if err != nil || !in {
 		return !in && err == nil, "", err
 	}

@@ -1,4 +1,4 @@
-package propagation
+package writer
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/writer/internal/queues"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -39,9 +39,9 @@ func (e *errCannotName) Unwrap() error { return e.err }
 
 // referenceNotOurs tells (once per cause: notWritten) that fed's copy is
 // not written in cluster, and why, and returns that as errReferenceNotOurs.
-func (c *Controller) referenceNotOurs(cluster string, fed *unstructured.Unstructured, format string, args ...any) error {
+func (w *Writer) referenceNotOurs(cluster string, fed *unstructured.Unstructured, format string, args ...any) error {
 	err := &errReferenceNotOurs{msg: fmt.Sprintf(format, args...)}
-	c.notWritten(cluster, fed, ReasonReferenceNotOurs, err)
+	w.notWritten(cluster, fed, ReasonReferenceNotOurs, err)
 	return err
 }
 
@@ -54,45 +54,45 @@ func (c *Controller) referenceNotOurs(cluster string, fed *unstructured.Unstruct
 // there (desired: overrides applied), and the member's object from our
 // cache, else live. An absent object is waited for while the federation
 // has it (its copy is on its way); an absent optional one is no reference.
-func (c *Controller) referencesOurs(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured) error {
+func (w *Writer) referencesOurs(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured) error {
 	refs, err := federatedtypes.References(desired)
-	what := c.what(key(desired.GetNamespace(), desired.GetName()))
+	what := w.what(key(desired.GetNamespace(), desired.GetName()))
 	if err != nil {
 		err = &errCannotName{fmt.Errorf("%s is not written to members: %w", what, err)}
-		c.notWritten(cluster, fed, ReasonReferenceNotOurs, err)
+		w.notWritten(cluster, fed, ReasonReferenceNotOurs, err)
 		return err
 	}
 	ns := desired.GetNamespace()
-	_, copyExists := c.members.Get(cluster, c.typ.Resource, ns, desired.GetName())
+	_, copyExists := w.members.Get(cluster, w.typ.Resource, ns, desired.GetName())
 	for _, r := range refs {
 		if r.AtCreate && copyExists {
 			continue
 		}
-		if cur, ok := c.members.Get(cluster, r.Resource, ns, r.Name); ok && c.isOurs(cur) {
+		if cur, ok := w.members.Get(cluster, r.Resource, ns, r.Name); ok && w.isOurs(cur) {
 			continue
 		}
-		live, err := c.readMember(ctx, cluster, r.Resource, ns, r.Name)
+		live, err := w.readMember(ctx, cluster, r.Resource, ns, r.Name)
 		switch {
 		case apierrors.IsNotFound(err) && r.Optional:
 			continue
 		case apierrors.IsNotFound(err):
-			if federated, ferr := c.federationHas(ctx, r, ns); ferr != nil || federated {
+			if federated, ferr := w.federationHas(ctx, r, ns); ferr != nil || federated {
 				return fmt.Errorf("%s waits for its %s %s (%s) in cluster %s", what, r.Kind, r.Name, r.Field, cluster)
 			}
-			return c.referenceNotOurs(cluster, fed, "%s names %s %s (%s), which neither the federation nor cluster %s holds", what, r.Kind, r.Name, r.Field, cluster)
+			return w.referenceNotOurs(cluster, fed, "%s names %s %s (%s), which neither the federation nor cluster %s holds", what, r.Kind, r.Name, r.Field, cluster)
 		case err != nil:
 			return fmt.Errorf("reading %s %s/%s, which %s names, in cluster %s: %w", r.Kind, ns, r.Name, what, cluster, err)
-		case !c.isOurs(live):
-			return c.referenceNotOurs(cluster, fed, "%s names %s %s (%s), which in cluster %s is not the federation's", what, r.Kind, r.Name, r.Field, cluster)
+		case !w.isOurs(live):
+			return w.referenceNotOurs(cluster, fed, "%s names %s %s (%s), which in cluster %s is not the federation's", what, r.Kind, r.Name, r.Field, cluster)
 		}
 	}
-	return c.claimsOurs(ctx, cluster, fed, desired)
+	return w.claimsOurs(ctx, cluster, fed, desired)
 }
 
 // federationHas reports whether the federation holds what r names, not
 // being deleted.
-func (c *Controller) federationHas(ctx context.Context, r federatedtypes.Reference, ns string) (bool, error) {
-	obj, err := c.fedClient.Resource(r.Resource).Namespace(ns).Get(ctx, r.Name, metav1.GetOptions{})
+func (w *Writer) federationHas(ctx context.Context, r federatedtypes.Reference, ns string) (bool, error) {
+	obj, err := w.fed.Resource(r.Resource).Namespace(ns).Get(ctx, r.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
@@ -104,39 +104,39 @@ func (c *Controller) federationHas(ctx context.Context, r federatedtypes.Referen
 // from the federation's templates: its pods would mount another team's
 // volumes. Claims made from our templates carry ClaimLabel; a copy sent
 // without it (adopted, or older than the label) is not checked.
-func (c *Controller) claimsOurs(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured) error {
+func (w *Writer) claimsOurs(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured) error {
 	prefixes := federatedtypes.StatefulSetClaimPrefixes(desired)
-	if len(prefixes) == 0 || !c.typ.Pods.HasFixed(desired) {
+	if len(prefixes) == 0 || !w.typ.Pods.HasFixed(desired) {
 		return nil
 	}
 	// One list of the namespace's claims not made from our templates.
-	others, err := c.listLive(ctx, cluster, federatedtypes.ClaimsResource, desired.GetNamespace(), c.notFromOurTemplates())
+	others, err := w.listLive(ctx, cluster, federatedtypes.ClaimsResource, desired.GetNamespace(), w.notFromOurTemplates())
 	if err != nil {
 		return fmt.Errorf("listing the claims of namespace %s in cluster %s: %w", desired.GetNamespace(), cluster, err)
 	}
 	for i := range others {
 		claim := &others[i]
-		if c.isOurs(claim) || !isClaimOf(claim.GetName(), prefixes) {
+		if w.isOurs(claim) || !isClaimOf(claim.GetName(), prefixes) {
 			continue
 		}
-		return c.referenceNotOurs(cluster, fed, "%s would use PersistentVolumeClaim %s (spec.volumeClaimTemplates), which in cluster %s was not made from the federation's template",
-			c.what(key(desired.GetNamespace(), desired.GetName())), claim.GetName(), cluster)
+		return w.referenceNotOurs(cluster, fed, "%s would use PersistentVolumeClaim %s (spec.volumeClaimTemplates), which in cluster %s was not made from the federation's template",
+			w.what(key(desired.GetNamespace(), desired.GetName())), claim.GetName(), cluster)
 	}
 	return nil
 }
 
 // notFromOurTemplates selects the claims not made from the federation's
 // StatefulSet templates (federatedtypes.ClaimLabel).
-func (c *Controller) notFromOurTemplates() string {
-	return federatedtypes.ClaimLabel + "!=" + c.members.Federation()
+func (w *Writer) notFromOurTemplates() string {
+	return federatedtypes.ClaimLabel + "!=" + w.members.Federation()
 }
 
 // listLive lists, from a member and within the member timeout, the
 // metadata of its objects of gvr in ns that selector selects.
-func (c *Controller) listLive(ctx context.Context, cluster string, gvr schema.GroupVersionResource, ns, selector string) ([]metav1.PartialObjectMetadata, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
+func (w *Writer) listLive(ctx context.Context, cluster string, gvr schema.GroupVersionResource, ns, selector string) ([]metav1.PartialObjectMetadata, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.opts.MemberTimeout)
 	defer cancel()
-	return c.members.ListLive(ctx, cluster, gvr, ns, selector)
+	return w.members.ListLive(ctx, cluster, gvr, ns, selector)
 }
 
 var ordinal = regexp.MustCompile(`^[0-9]+$`)
@@ -150,14 +150,15 @@ func isClaimOf(name string, prefixes []string) bool {
 	return false
 }
 
-// referencesCached reports whether our member cache holds, as ours, every
+// ReferencesCached reports whether our member cache holds, as ours, every
 // object a copy at names that must exist, and that none it may use was
-// found another's (checkUnheld): else its copy in sync is looked at again
+// found another's (CheckUnheld): else its copy in sync is looked at again
 // (referencesOurs, releaseIfNotOurs). What it may use and the federation
 // does not hold there (optional references, a StatefulSet's claims) is
-// remembered for checkUnheld: reading them here would make every sync read
+// remembered for CheckUnheld: reading them here would make every sync read
 // them.
-func (c *Controller) referencesCached(at copyAt, desired *unstructured.Unstructured) bool {
+func (w *Writer) ReferencesCached(cluster string, desired *unstructured.Unstructured) bool {
+	at := copyAt{cluster, key(desired.GetNamespace(), desired.GetName())}
 	refs, err := federatedtypes.References(desired)
 	if err != nil {
 		// A copy in sync that names what the federation never propagates
@@ -170,7 +171,7 @@ func (c *Controller) referencesCached(at copyAt, desired *unstructured.Unstructu
 		if r.AtCreate {
 			continue
 		}
-		if cur, ok := c.members.Get(at.cluster, r.Resource, desired.GetNamespace(), r.Name); ok && c.isOurs(cur) {
+		if cur, ok := w.members.Get(at.cluster, r.Resource, desired.GetNamespace(), r.Name); ok && w.isOurs(cur) {
 			continue
 		}
 		if !r.Optional {
@@ -180,29 +181,29 @@ func (c *Controller) referencesCached(at copyAt, desired *unstructured.Unstructu
 		}
 		unheld.refs = append(unheld.refs, r)
 	}
-	if c.typ.Pods.HasFixed(desired) {
+	if w.typ.Pods.HasFixed(desired) {
 		unheld.claimPrefixes = federatedtypes.StatefulSetClaimPrefixes(desired)
 	}
-	c.unheld.set(at, unheld)
-	return held && !c.unheld.isForeign(at)
+	w.unheld.set(at, unheld)
+	return held && !w.unheld.isForeign(at)
 }
 
 // releaseIfNotOurs removes a copy the member holds when what it names is
 // no longer the federation's there (refErr from referencesOurs): it would
 // act through another's object (the member's ServiceAccount of the same
 // name made after ours went, say).
-func (c *Controller) releaseIfNotOurs(ctx context.Context, cluster string, t memberwrites.Task, refErr error) (*memberwrites.Event, error) {
+func (w *Writer) releaseIfNotOurs(ctx context.Context, cluster string, t queues.Task, refErr error) (*queues.Event, error) {
 	var notOurs *errReferenceNotOurs
 	if !errors.As(refErr, &notOurs) {
 		return nil, refErr
 	}
-	if _, exists := c.members.Get(cluster, c.typ.Resource, t.Fed.GetNamespace(), t.Fed.GetName()); !exists {
+	if _, exists := w.members.Get(cluster, w.typ.Resource, t.Fed.GetNamespace(), t.Fed.GetName()); !exists {
 		return nil, refErr
 	}
-	ev, err := c.deleteCopy(ctx, cluster, t.Fed, ": "+notOurs.msg)
+	ev, err := w.deleteCopy(ctx, cluster, t.Fed, ": "+notOurs.msg)
 	if err != nil {
 		return nil, err
 	}
-	c.recorder.Eventf(t.Fed, corev1.EventTypeWarning, ReasonReferenceNotOurs, "%s removed from cluster %s: %v", c.what(key(t.Fed.GetNamespace(), t.Fed.GetName())), cluster, refErr)
+	w.recorder.Eventf(t.Fed, corev1.EventTypeWarning, ReasonReferenceNotOurs, "%s removed from cluster %s: %v", w.what(key(t.Fed.GetNamespace(), t.Fed.GetName())), cluster, refErr)
 	return ev, refErr
 }

@@ -1,4 +1,4 @@
-package propagation
+package writer
 
 import (
 	"context"
@@ -82,22 +82,22 @@ func (e *errNamespaceNotOurs) Error() string {
 // mayWriteIn returns nil when the federation may write in namespace ns of
 // cluster, and errNamespaceNotOurs when it may not. Cluster-scoped objects
 // ("") may always be written (their own ownership rules apply).
-func (c *Controller) mayWriteIn(ctx context.Context, cluster, ns string) error {
+func (w *Writer) mayWriteIn(ctx context.Context, cluster, ns string) error {
 	if ns == "" {
 		return nil
 	}
-	fed := c.members.Federation()
-	if cached, ok := c.members.Get(cluster, membercluster.NamespacesResource, "", ns); ok && OwnsNamespace(cached.GetLabels(), fed) {
+	fed := w.members.Federation()
+	if cached, ok := w.members.Get(cluster, membercluster.NamespacesResource, "", ns); ok && OwnsNamespace(cached.GetLabels(), fed) {
 		return nil
 	}
 	now := time.Now()
-	ours, known := c.namespaceOwners.get(cluster, ns, now)
+	ours, known := w.namespaceOwners.get(cluster, ns, now)
 	if !known {
 		var err error
-		if ours, err = c.readNamespaceOwner(ctx, cluster, ns); err != nil {
+		if ours, err = w.readNamespaceOwner(ctx, cluster, ns); err != nil {
 			return err
 		}
-		c.namespaceOwners.set(cluster, ns, ours, now)
+		w.namespaceOwners.set(cluster, ns, ours, now)
 	}
 	if !ours {
 		return &errNamespaceNotOurs{namespace: ns, cluster: cluster, fed: fed}
@@ -107,8 +107,8 @@ func (c *Controller) mayWriteIn(ctx context.Context, cluster, ns string) error {
 
 // readNamespaceOwner reads a member namespace that our cache does not
 // show as ours.
-func (c *Controller) readNamespaceOwner(ctx context.Context, cluster, ns string) (bool, error) {
-	live, err := c.readMember(ctx, cluster, membercluster.NamespacesResource, "", ns)
+func (w *Writer) readNamespaceOwner(ctx context.Context, cluster, ns string) (bool, error) {
+	live, err := w.readMember(ctx, cluster, membercluster.NamespacesResource, "", ns)
 	if apierrors.IsNotFound(err) {
 		// Not there yet (its Namespace is being written), or gone: the
 		// write is tried again, and nothing is remembered.
@@ -117,29 +117,29 @@ func (c *Controller) readNamespaceOwner(ctx context.Context, cluster, ns string)
 	if err != nil {
 		return false, fmt.Errorf("reading namespace %s in cluster %s: %w", ns, cluster, err)
 	}
-	return OwnsNamespace(live.GetLabels(), c.members.Federation()), nil
+	return OwnsNamespace(live.GetLabels(), w.members.Federation()), nil
 }
 
 // notWritten tells, once per reason, object, cluster and cause, that the
 // object's copy is not written in the member, and why.
-func (c *Controller) notWritten(cluster string, fed *unstructured.Unstructured, reason string, err error) {
+func (w *Writer) notWritten(cluster string, fed *unstructured.Unstructured, reason string, err error) {
 	objKey := key(fed.GetNamespace(), fed.GetName())
 	// Told again when the object is another or the cause changed.
 	said := string(fed.GetUID()) + "\x00" + err.Error()
-	if before, told := c.notWrittenTold.Swap(reason+"/"+appliedKey(cluster, objKey), said); told && before == said {
+	if before, told := w.notWrittenTold.Swap(reason+"/"+appliedKey(cluster, objKey), said); told && before == said {
 		return
 	}
-	c.recorder.Eventf(fed, corev1.EventTypeWarning, reason, "%s not written in cluster %s: %v", c.what(objKey), cluster, err)
+	w.recorder.Eventf(fed, corev1.EventTypeWarning, reason, "%s not written in cluster %s: %v", w.what(objKey), cluster, err)
 }
 
 // readMember reads one object from a member, live, within the member
 // timeout.
-func (c *Controller) readMember(ctx context.Context, cluster string, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
-	client, err := c.members.Client(cluster)
+func (w *Writer) readMember(ctx context.Context, cluster string, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
+	client, err := w.members.Client(cluster)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
+	ctx, cancel := context.WithTimeout(ctx, w.opts.MemberTimeout)
 	defer cancel()
 	return client.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 }

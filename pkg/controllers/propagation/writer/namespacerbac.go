@@ -1,4 +1,4 @@
-package propagation
+package writer
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
-	"github.com/federation-v1/federation/pkg/controllers/propagation/memberwrites"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/writer/internal/queues"
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/memberrbac"
 	"github.com/federation-v1/federation/pkg/ownership"
@@ -28,8 +28,8 @@ import (
 
 var roleBindings = rbacv1.SchemeGroupVersion.WithResource("rolebindings")
 
-func (c *Controller) isOurs(obj metav1.Object) bool {
-	o, _ := c.ownerOf(obj)
+func (w *Writer) isOurs(obj metav1.Object) bool {
+	o, _ := w.ownerOf(obj)
 	return o == ownership.Us
 }
 
@@ -37,22 +37,22 @@ func (c *Controller) isOurs(obj metav1.Object) bool {
 // makes sure the federation is bound to its rights in the copy's
 // namespace, and when the member refuses the write (403) makes sure again
 // (the binding may have been deleted there) and tries once more.
-func (c *Controller) applyWithAccess(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured, hash string) (*memberwrites.Event, error) {
-	if !c.typ.RBAC {
-		return c.applyCopy(ctx, cluster, fed, desired, hash)
+func (w *Writer) applyWithAccess(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured, hash string) (*queues.Event, error) {
+	if !w.typ.RBAC {
+		return w.applyCopy(ctx, cluster, fed, desired, hash)
 	}
 	ns := fed.GetNamespace()
-	if err := c.ensureNamespaceAccess(ctx, cluster, ns, false); err != nil {
+	if err := w.ensureNamespaceAccess(ctx, cluster, ns, false); err != nil {
 		return nil, err
 	}
-	ev, err := c.applyCopy(ctx, cluster, fed, desired, hash)
+	ev, err := w.applyCopy(ctx, cluster, fed, desired, hash)
 	if !apierrors.IsForbidden(err) {
 		return ev, err
 	}
-	if aerr := c.ensureNamespaceAccess(ctx, cluster, ns, true); aerr != nil {
+	if aerr := w.ensureNamespaceAccess(ctx, cluster, ns, true); aerr != nil {
 		return nil, fmt.Errorf("%w; binding the federation's rights in namespace %s of cluster %s: %v", err, ns, cluster, aerr)
 	}
-	return c.applyCopy(ctx, cluster, fed, desired, hash)
+	return w.applyCopy(ctx, cluster, fed, desired, hash)
 }
 
 // ensureNamespaceAccess creates, or puts back as it should be, the
@@ -60,21 +60,21 @@ func (c *Controller) applyWithAccess(ctx context.Context, cluster string, fed, d
 // only where the federation created the namespace (elsewhere the member's
 // policy refuses it, and the write that follows says why). Once known to
 // be there, it is read again only when asked (again).
-func (c *Controller) ensureNamespaceAccess(ctx context.Context, cluster, ns string, again bool) error {
+func (w *Writer) ensureNamespaceAccess(ctx context.Context, cluster, ns string, again bool) error {
 	known := cluster + "/" + ns
-	if _, ok := c.namespaceAccess.Load(known); ok && !again {
+	if _, ok := w.namespaceAccess.Load(known); ok && !again {
 		return nil
 	}
-	fedName := c.members.Federation()
-	memberNS, ok := c.members.Get(cluster, membercluster.NamespacesResource, "", ns)
+	fedName := w.members.Federation()
+	memberNS, ok := w.members.Get(cluster, membercluster.NamespacesResource, "", ns)
 	if !ok || memberNS.GetLabels()[memberrbac.CreatedByLabel] != fedName {
 		return nil
 	}
-	client, err := c.members.Client(cluster)
+	client, err := w.members.Client(cluster)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.opts.MemberTimeout)
+	ctx, cancel := context.WithTimeout(ctx, w.opts.MemberTimeout)
 	defer cancel()
 	res := client.Resource(roleBindings).Namespace(ns)
 	want := memberrbac.AccessRoleBinding(fedName, ns)
@@ -89,7 +89,7 @@ func (c *Controller) ensureNamespaceAccess(ctx context.Context, cluster, ns stri
 			return err
 		}
 		if have.RoleRef == want.RoleRef && reflect.DeepEqual(have.Subjects, want.Subjects) {
-			c.namespaceAccess.Store(known, true)
+			w.namespaceAccess.Store(known, true)
 			return nil
 		}
 		// A binding's roleRef cannot change: it is made again.
@@ -102,11 +102,11 @@ func (c *Controller) ensureNamespaceAccess(ctx context.Context, cluster, ns stri
 		return err
 	}
 	_, err = res.Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{FieldManager: FieldManager})
-	c.countWrite(cluster, "create", err)
+	w.countWrite(cluster, "create", err)
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	klog.FromContext(ctx).V(2).Info("Bound the federation's RBAC rights in a namespace it created", "cluster", cluster, "namespace", ns)
-	c.namespaceAccess.Store(known, true)
+	w.namespaceAccess.Store(known, true)
 	return nil
 }

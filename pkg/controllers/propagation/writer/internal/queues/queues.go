@@ -1,4 +1,4 @@
-package memberwrites
+package queues
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package memberwrites
+package queues
 
 import "k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 

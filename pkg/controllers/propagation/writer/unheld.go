@@ -1,4 +1,4 @@
-package propagation
+package writer
 
 import (
 	"context"
@@ -25,8 +25,8 @@ import (
 //     which the member's StatefulSet controller makes as it scales, unless
 //     one of that name is there already.
 //
-// So those names are remembered per copy (compare, referencesCached), and
-// checkUnheld looks for them every Options.UnheldReferenceRecheck with one
+// So those names are remembered per copy (ReferencesCached), and
+// CheckUnheld looks for them every Options.UnheldReferenceRecheck with one
 // metadata LIST per member, namespace and resource of the member's objects
 // there that are not the federation's: the cost of a round grows with the
 // namespaces, never with how many names a tenant makes its copies give. A
@@ -79,7 +79,7 @@ func (u *unheldReferences) isForeign(at copyAt) bool {
 	return u.foreign[at]
 }
 
-// checked ends what checkUnheld found of a copy: the write path read its
+// checked ends what CheckUnheld found of a copy: the write path read its
 // references live again.
 func (u *unheldReferences) checked(at copyAt) {
 	u.mu.Lock()
@@ -150,12 +150,12 @@ func (u *unheldReferences) round(budget int) ([]memberList, map[memberList]*want
 		}
 		ns, _ := splitKey(at.key)
 		for _, r := range names.refs {
-			w := want(memberList{cluster: at.cluster, namespace: ns, resource: r.Resource})
-			w.names[r.Name] = append(w.names[r.Name], at)
+			wn := want(memberList{cluster: at.cluster, namespace: ns, resource: r.Resource})
+			wn.names[r.Name] = append(wn.names[r.Name], at)
 		}
 		for _, p := range names.claimPrefixes {
-			w := want(memberList{cluster: at.cluster, namespace: ns, resource: federatedtypes.ClaimsResource, claims: true})
-			w.prefixes[p] = append(w.prefixes[p], at)
+			wn := want(memberList{cluster: at.cluster, namespace: ns, resource: federatedtypes.ClaimsResource, claims: true})
+			wn.prefixes[p] = append(wn.prefixes[p], at)
 		}
 	}
 	lists := make([]memberList, 0, len(all))
@@ -175,43 +175,45 @@ func (u *unheldReferences) round(budget int) ([]memberList, map[memberList]*want
 	return turn, all
 }
 
-// checkUnheld runs one round: its LISTs, and the copies naming an object
-// found there (that is not ours) are marked foreign and enqueued.
-func (c *Controller) checkUnheld(ctx context.Context) {
-	lists, wants := c.unheld.round(maxUnheldLists)
+// CheckUnheld runs one round: its LISTs; the copies naming an object found
+// there (that is not ours) are marked foreign, and the keys of their
+// federated objects returned, to be reconciled again.
+func (w *Writer) CheckUnheld(ctx context.Context) (found []string) {
+	lists, wants := w.unheld.round(maxUnheldLists)
 	// Not ours: without our UID (which another federation of our name does
 	// not have either), or, while it is not known, without our name; our
 	// copies from before the UID label are told apart by isOurs below.
-	others := federationv1beta1.FederationLabel + "!=" + c.members.Federation()
-	if uid := c.members.FederationUID(); uid != "" {
+	others := federationv1beta1.FederationLabel + "!=" + w.members.Federation()
+	if uid := w.members.FederationUID(); uid != "" {
 		others = federationv1beta1.FederationUIDLabel + "!=" + uid
 	}
 	for _, l := range lists {
 		selector := others
 		if l.claims {
-			selector = c.notFromOurTemplates()
+			selector = w.notFromOurTemplates()
 		}
-		items, err := c.listLive(ctx, l.cluster, l.resource, l.namespace, selector)
+		items, err := w.listLive(ctx, l.cluster, l.resource, l.namespace, selector)
 		if err != nil {
 			klog.FromContext(ctx).V(2).Info("Listing what copies may name", "cluster", l.cluster, "resource", l.resource.Resource, "namespace", l.namespace, "err", err)
 			continue
 		}
-		w := wants[l]
+		wl := wants[l]
 		for i := range items {
 			obj := &items[i]
-			if c.isOurs(obj) {
+			if w.isOurs(obj) {
 				continue
 			}
-			users := w.names[obj.Name]
-			for p, copies := range w.prefixes {
+			users := wl.names[obj.Name]
+			for p, copies := range wl.prefixes {
 				if isClaimOf(obj.Name, []string{p}) {
 					users = append(users, copies...)
 				}
 			}
 			for _, at := range users {
-				c.unheld.markForeign(at)
-				c.queue.Add(at.key)
+				w.unheld.markForeign(at)
+				found = append(found, at.key)
 			}
 		}
 	}
+	return found
 }

@@ -1,0 +1,18 @@
+// Package writer owns every write of the propagation controller to a
+// member cluster, and the live reads that guard one: the per-cluster
+// queues (internal/queues), create, apply, adopt and conflict
+// (memberwrite.go, ownership.go), the memory of what our writes left
+// (applied.go), repairs of drift and writes a member refuses (drift.go),
+// and the checks every write passes: the namespace is the federation's
+// (namespaceowner.go, namespacerbac.go) and what the copy names is ours
+// there (references.go, unheld.go). A removal the caches ask for is
+// confirmed by live reads first (unplace.go). It records the member-write
+// events on the federated object.
+//
+// The engine (package propagation) hands it tasks (Dispatch) and reads its
+// state (State, HoldsDesired, ReferencesCached); the writer never calls
+// the engine: what the engine must do after a write (reconcile again, time
+// the propagation) it queues as an Outcome, which the engine takes. It
+// must not import the engine or the release stage, nor write federated
+// objects (rooms_test.go in the engine holds the imports).
+package writer
