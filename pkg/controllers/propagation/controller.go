@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
@@ -24,6 +23,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
@@ -99,30 +99,21 @@ type Controller struct {
 	capacity Capacity
 	// changes time the propagation of each change.
 	changes *changeTimes
-	// released holds, by key, the resourceVersion of a deleted federated
-	// object whose finalizers we removed, until the cache sees it go: the
-	// member events of its copies going must not make us remove them again.
-	released sync.Map
-	// never are the namespaces never propagated; refused holds, by key,
-	// the UID of a refused object whose refusal was told (refused.go).
-	never   sets.Set[string]
-	refused sync.Map
+	// r lets copies go: deletion, tombstones, refused and local objects
+	// (package release).
+	r *release.Releaser
 	// overridesTold holds, by key, what the events last said of the
 	// object's per-cluster overrides (overrides.go).
 	overridesTold sync.Map
 	// referenced are the resources copies of the type may name
 	// (references.go).
 	referenced []schema.GroupVersionResource
-	// tombstones index the tombstones of deleted objects (tombstones.go);
-	// nil when they are not watched.
-	tombstones       cache.Indexer
+	// tombstonesSynced tells when the tombstones' informer synced; nil
+	// when they are not watched (tombstones.go).
 	tombstonesSynced cache.InformerSynced
 	// initial tells when every object found at start was reconciled
 	// (initial.go).
 	initial *initialSync
-	// started is when Run started: a deletion waits for clusters that are
-	// away from no earlier than that.
-	started time.Time
 }
 
 // New wires a controller for one type to the federation's informer of it.
@@ -170,11 +161,17 @@ func newController(t *federatedtypes.Type, fed dynamic.Interface, lister cache.G
 		opts:       opts,
 		changes:    newChangeTimes(t.Name),
 		initial:    newInitialSync(t.Name),
-		never:      neverPropagatedSet(opts.NeverPropagatedNamespaces),
 		referenced: federatedtypes.ReferencedResources(t),
 	}
 	c.w = c.newWriter()
+	c.r = c.newReleaser()
 	return c
+}
+
+// newReleaser makes the release stage of the controller.
+func (c *Controller) newReleaser() *release.Releaser {
+	return release.New(c.typ, c.fedClient, c.lister, c.members, c.w, c.recorder, release.Config{DeletionWait: c.opts.DeletionWait,
+		NeverPropagatedNamespaces: c.opts.NeverPropagatedNamespaces, LocalSecretTypes: c.opts.LocalSecretTypes})
 }
 
 // newWriter makes the writer of the controller's member writes.
@@ -199,7 +196,7 @@ func (c *Controller) federatedChanged(obj any) {
 	if err != nil {
 		return
 	}
-	if _, never := c.neverPropagated(key); !never { // a refused object is not timed
+	if _, never := c.r.NeverPropagated(key); !never { // a refused object is not timed
 		c.changes.seen(key)
 	}
 	c.queue.Add(key)
@@ -287,7 +284,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithValues("controller", c.typ.Name)
 	ctx = klog.NewContext(ctx, logger)
 	logger.Info("Starting controller", "workers", c.opts.Workers)
-	c.started = time.Now()
+	c.r.Start(time.Now())
 	synced := []cache.InformerSynced{c.synced}
 	if c.tombstonesSynced != nil {
 		synced = append(synced, c.tombstonesSynced)
@@ -298,7 +295,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.initial.start(c.cachedKeys(""))
 	c.w.Run(ctx)
 	var background sync.WaitGroup
-	background.Go(func() { c.countStrays(ctx) })
+	background.Go(func() { c.r.CountStrays(ctx) })
 	background.Go(func() { c.followWrites(ctx) })
 	if c.opts.UnheldReferenceRecheck > 0 {
 		background.Go(func() { wait.UntilWithContext(ctx, c.checkUnheld, c.opts.UnheldReferenceRecheck) })

@@ -11,6 +11,7 @@ import (
 
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -48,6 +49,7 @@ func TestLocalSecretTypesAreAnOption(t *testing.T) {
 		secretObj("release", federatedtypes.HelmReleaseSecretType), secretObj("mine", "example.com/mine"))
 	tc.opts.LocalSecretTypes = []string{"example.com/mine"}
 	tc.w = tc.newWriter()
+	tc.r = tc.newReleaser()
 
 	require.NoError(t, tc.sync(t, "ns/mine"))
 	assert.Empty(t, members.Actions("c1"), "a type of the option stays")
@@ -84,7 +86,7 @@ func TestTheMembersKubernetesServiceIsNeverTouched(t *testing.T) {
 	assert.Empty(t, tc.events(), "the federation's own default/kubernetes is expected")
 
 	// Deleted at the federation: let go at once, the members' own kept.
-	gone := deleting(kubernetesServiceObj(Finalizer), 0)
+	gone := deleting(kubernetesServiceObj(release.Finalizer), 0)
 	require.NoError(t, tc.indexer.Update(gone))
 	_, err = tc.fedClient.Resource(services.Resource).Namespace(metav1.NamespaceDefault).Update(context.Background(), gone, metav1.UpdateOptions{})
 	require.NoError(t, err)

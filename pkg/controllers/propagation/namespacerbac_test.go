@@ -26,6 +26,7 @@ func TestNamespaceCopiesAreMarkedCreatedOnlyWhenTheFederationCreatesThem(t *test
 	tc := newTestController(t, federatedtypes.Namespaces, members, namespaceObj("team"))
 	tc.Controller.members = cachedNamespaces{members}
 	tc.w = tc.newWriter()
+	tc.r = tc.newReleaser()
 	fed := namespaceObj("team")
 	desired, hash, err := plan.Desired(federatedtypes.Namespaces, fed, "fed", "fed-uid")
 	require.NoError(t, err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,22 +13,12 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 
-	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/hpatarget"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
-
-// Finalizer holds a federated Namespace until its member copies are
-// handled. The federation apiserver's FederationFinalizer admission plugin
-// usually sets it at creation; Sync adds it when it is missing. Objects of
-// the other types made before tombstones may still carry it: their
-// deletion removes it.
-const Finalizer = federationv1beta1.FinalizerDeleteFromUnderlyingClusters
-
-// staleRetry is how soon an object is looked at again when our cache of it
-// was behind the federation apiserver.
-const staleRetry = 250 * time.Millisecond
 
 // Sync reconciles the federated object with key in every member cluster:
 // refusal of the never-propagated namespaces → placement → desired copies
@@ -37,24 +26,26 @@ const staleRetry = 250 * time.Millisecond
 // the member writes → status. A deleted object's copies are let go from its tombstones
 // (tombstones.go).
 func (c *Controller) Sync(ctx context.Context, key string) error {
-	if c.membersOwn(key) {
-		return c.leaveToMembers(ctx, key)
+	if c.r.MembersOwn(key) {
+		return c.after(ctx, key)(c.r.LeaveToMembers(ctx, key))
 	}
-	if gone, err := c.syncTombstones(ctx, key); gone || err != nil {
+	gone, res, err := c.r.Tombstones(ctx, key)
+	c.follow(key, res)
+	if gone || err != nil {
 		return err
 	}
-	if namespace, never := c.neverPropagated(key); never {
-		return c.refuse(ctx, key, namespace)
+	if namespace, never := c.r.NeverPropagated(key); never {
+		return c.after(ctx, key)(c.r.Refuse(ctx, key, namespace))
 	}
 	fed, err := c.current(key)
 	if fed == nil || err != nil {
 		return err
 	}
 	if fed.GetDeletionTimestamp() != nil {
-		return c.deleting(ctx, fed)
+		return c.after(ctx, key)(c.r.Deleting(ctx, fed))
 	}
-	if c.local(fed) {
-		c.keepLocal(key, fed)
+	if c.r.IsLocal(fed) {
+		c.r.KeepLocal(key, fed)
 		return nil
 	}
 	if fed, err = c.ensureFinalizer(ctx, key, fed); fed == nil || err != nil {
@@ -71,7 +62,7 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	}
 	// Each cluster gets its own desired object when the workload is divided.
 	fed, placed, desiredIn, planned, err := c.divide(ctx, fed, placed, desired, hash)
-	if apierrors.IsNotFound(err) || errors.Is(err, errHPAGone) {
+	if apierrors.IsNotFound(err) || errors.Is(err, hpatarget.ErrHPAGone) {
 		// Deleted while our cache still had it: its tombstone brings the
 		// key back (deletion.go, tombstones.go).
 		return nil
@@ -105,6 +96,29 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	return c.writeStatus(ctx, fed, copies.inSync, rolled, inFlight, failures, planned)
 }
 
+// after does, when a release step returns, what it asks of the engine
+// (follow), and returns its error.
+func (c *Controller) after(ctx context.Context, key string) func(release.Result, error) error {
+	return func(res release.Result, err error) error {
+		c.follow(key, res)
+		if err == nil && res.Refused != "" {
+			return c.writeRefused(ctx, key, res.Refused)
+		}
+		return err
+	}
+}
+
+// follow does what a release step asks: reconcile the object again later,
+// or forget its change time when it is gone.
+func (c *Controller) follow(key string, res release.Result) {
+	if res.RecheckAfter > 0 {
+		c.recheck(key, res.RecheckAfter)
+	}
+	if res.Gone {
+		c.changes.forget(key)
+	}
+}
+
 // current returns a copy of the federated object from the cache, or nil
 // when it is gone (what was known of it is then forgotten).
 func (c *Controller) current(key string) (*unstructured.Unstructured, error) {
@@ -112,7 +126,7 @@ func (c *Controller) current(key string) (*unstructured.Unstructured, error) {
 	cached, err := c.get(ns, name)
 	if apierrors.IsNotFound(err) {
 		c.changes.forget(key)
-		c.released.Delete(key)
+		c.r.Forget(key)
 		c.w.Forget(key)
 		c.overridesTold.Delete(key)
 		return nil, nil
@@ -129,15 +143,15 @@ func (c *Controller) current(key string) (*unstructured.Unstructured, error) {
 // at again shortly. Other objects get none: their deletions are recorded in
 // tombstones (tombstones.go).
 func (c *Controller) ensureFinalizer(ctx context.Context, key string, fed *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	if (!c.typ.Namespace && !c.typ.Finalized) || slices.Contains(fed.GetFinalizers(), Finalizer) {
+	if (!c.typ.Namespace && !c.typ.Finalized) || slices.Contains(fed.GetFinalizers(), release.Finalizer) {
 		return fed, nil
 	}
-	fed.SetFinalizers(append(fed.GetFinalizers(), Finalizer))
+	fed.SetFinalizers(append(fed.GetFinalizers(), release.Finalizer))
 	updated, err := c.resource(fed.GetNamespace()).Update(ctx, fed, metav1.UpdateOptions{})
 	if apierrors.IsConflict(err) {
 		// Our cache is behind (often: the finalizer is already there):
 		// look again shortly, without the error backoff.
-		c.recheck(key, staleRetry)
+		c.recheck(key, release.StaleRetry)
 		return nil, nil
 	}
 	if err != nil {

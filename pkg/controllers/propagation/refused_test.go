@@ -14,6 +14,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -63,7 +64,7 @@ func TestADeploymentInKubeSystemIsRefused(t *testing.T) {
 	c := conditions[0].(map[string]any)
 	assert.Equal(t, PropagatedCondition, c["type"])
 	assert.Equal(t, "False", c["status"])
-	assert.Equal(t, ReasonNotPropagated, c["reason"])
+	assert.Equal(t, release.ReasonNotPropagated, c["reason"])
 	assert.Equal(t, "namespace kube-system is never propagated", c["message"])
 
 	// Again, with the condition in the cache: nothing more is said or written.
@@ -116,7 +117,8 @@ func TestTheListOfNeverPropagatedNamespacesIsAnOption(t *testing.T) {
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members,
 		inNamespace(configMapObj("a"), "kube-public"), inNamespace(configMapObj("b"), "monitoring"),
 		inNamespace(configMapObj("c"), federationv1beta1.SystemNamespace))
-	tc.never = neverPropagatedSet([]string{"monitoring"})
+	tc.opts.NeverPropagatedNamespaces = []string{"monitoring"}
+	tc.r = tc.newReleaser()
 
 	tc.mustSync(t, "monitoring/b")
 	tc.mustSync(t, federationv1beta1.SystemNamespace+"/c")
@@ -126,13 +128,11 @@ func TestTheListOfNeverPropagatedNamespacesIsAnOption(t *testing.T) {
 	require.NoError(t, tc.sync(t, "kube-public/a"))
 	tc.mustSync(t, "kube-public/a")
 	assert.Equal(t, []string{"create"}, members.Actions("c1"), "narrowed: kube-public travels")
-
-	assert.Equal(t, federatedtypes.NeverPropagatedNamespaces(federatedtypes.DefaultNeverPropagatedNamespaces), neverPropagatedSet(nil))
 }
 
 func TestADeletedRefusedObjectIsLetGo(t *testing.T) {
 	members := testmembers.New([]string{"c1"})
-	fed := inNamespace(configMapObj("a", Finalizer, foregroundFinalizer, "example.com/other"), "kube-system")
+	fed := inNamespace(configMapObj("a", release.Finalizer, metav1.FinalizerDeleteDependents, "example.com/other"), "kube-system")
 	fed.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 	// A copy the member holds under the same name stays its own.
@@ -148,10 +148,4 @@ func TestADeletedRefusedObjectIsLetGo(t *testing.T) {
 	}
 	require.NotNil(t, updated)
 	assert.Equal(t, []string{"example.com/other"}, updated.GetFinalizers())
-
-	// Once gone, it is forgotten.
-	require.NoError(t, tc.indexer.Delete(fed))
-	tc.mustSync(t, "kube-system/a")
-	_, told := tc.refused.Load("kube-system/a")
-	assert.False(t, told)
 }

@@ -12,12 +12,13 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
 func loadBalancerService() *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service",
-		"metadata": map[string]any{"name": "web", "namespace": "ns", "finalizers": []any{Finalizer}},
+		"metadata": map[string]any{"name": "web", "namespace": "ns", "finalizers": []any{release.Finalizer}},
 		"spec": map[string]any{"type": "LoadBalancer", "selector": map[string]any{"app": "web"},
 			"ports": []any{map[string]any{"port": int64(80), "protocol": "TCP"}}}}}
 }

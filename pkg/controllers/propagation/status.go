@@ -10,9 +10,11 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -160,4 +162,44 @@ func (c condition) keep(current map[string]any, now time.Time) map[string]any {
 	ts := now.UTC().Format(time.RFC3339)
 	return map[string]any{"type": c.Type, "status": c.Status, "reason": c.Reason, "message": c.Message,
 		"lastUpdateTime": ts, "lastTransitionTime": ts}
+}
+
+// writeRefused sets the Propagated condition of a refused object to False
+// with ReasonNotPropagated, in place of the one it had, leaving the rest of
+// its status; nothing is written when it is already so.
+func (c *Controller) writeRefused(ctx context.Context, key, message string) error {
+	cached, err := c.get(splitKey(key))
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fed := cached.DeepCopy()
+	current, _, _ := unstructured.NestedMap(fed.Object, "status")
+	want := condition{Type: PropagatedCondition, Status: "False", Reason: release.ReasonNotPropagated, Message: message}.keep(current, time.Now())
+	conditions, _ := current["conditions"].([]any)
+	conditions = slices.Clone(conditions)
+	i := slices.IndexFunc(conditions, func(e any) bool {
+		m, ok := e.(map[string]any)
+		return ok && m["type"] == PropagatedCondition
+	})
+	if i >= 0 {
+		conditions[i] = want
+	} else {
+		conditions = append(conditions, want)
+	}
+	status := maps.Clone(current)
+	if status == nil {
+		status = map[string]any{}
+	}
+	status["conditions"] = conditions
+	if sameJSON(current, status) {
+		return nil
+	}
+	fed.Object["status"] = status
+	if _, err := c.resource(fed.GetNamespace()).UpdateStatus(ctx, fed, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("writing status of %s: %w", c.what(key), err)
+	}
+	return nil
 }

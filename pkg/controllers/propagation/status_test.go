@@ -13,6 +13,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -36,7 +37,7 @@ func deploymentObj() *unstructured.Unstructured {
 	o.SetName("d")
 	o.SetNamespace("ns")
 	o.SetGeneration(1)
-	o.SetFinalizers([]string{Finalizer})
+	o.SetFinalizers([]string{release.Finalizer})
 	return o
 }
 

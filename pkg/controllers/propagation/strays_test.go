@@ -1,17 +1,14 @@
 package propagation
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/utils/ptr"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
@@ -75,6 +72,7 @@ func TestStraysAreOurCopiesWithoutAFederatedObject(t *testing.T) {
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), fm, configMapObj("kept"))
 	tc.Controller.members = members
 	tc.w = tc.newWriter()
+	tc.r = tc.newReleaser()
 
 	fm.Put("c1", memberCopy("kept", "our-uid"))         // its federated object exists
 	fm.Put("c1", memberCopy("after-backup", "our-uid")) // a stray
@@ -86,37 +84,11 @@ func TestStraysAreOurCopiesWithoutAFederatedObject(t *testing.T) {
 	fm.Put("c2", memberCopy("after-backup", "our-uid"))
 	fm.Put("down", memberCopy("after-backup", "our-uid")) // not usable: not counted
 
-	strays := tc.strays()
+	strays := tc.r.Strays()
 	assert.ElementsMatch(t, []string{"after-backup", "old-copy"}, strayNames(strays["c1"]))
 	assert.ElementsMatch(t, []string{"after-backup"}, strayNames(strays["c2"]))
 	assert.NotContains(t, strays, "down")
 
 	fm.Unsynced = []string{"c2"}
-	assert.NotContains(t, tc.strays(), "c2", "an unsynced cache proves nothing")
-}
-
-func TestStrayGaugeFollowsTheClusters(t *testing.T) {
-	sc := &strayCounter{}
-	ctx := context.Background()
-	sc.publish(ctx, "test-type", map[string][]metav1.Object{
-		"c1": {memberCopy("a", ""), memberCopy("b", "")},
-		"c2": nil,
-	})
-	assert.Equal(t, 2.0, gauge(t, "c1"))
-	assert.Equal(t, 0.0, gauge(t, "c2"))
-	assert.True(t, sc.logged.Has("c1/ns/a/uid-a"))
-
-	sc.publish(ctx, "test-type", map[string][]metav1.Object{"c1": {memberCopy("a", "")}})
-	assert.Equal(t, 1.0, gauge(t, "c1"))
-	_, err := strayCopies.GetMetricWithLabelValues("c2", "test-type")
-	require.NoError(t, err)
-	assert.False(t, sc.clusters.Has("c2"), "a cluster gone from the count is dropped")
-	assert.False(t, sc.logged.Has("c1/ns/b/uid-b"), "a stray that went is forgotten")
-}
-
-func gauge(t *testing.T, cluster string) float64 {
-	t.Helper()
-	v, err := testutil.GetGaugeMetricValue(strayCopies.WithLabelValues(cluster, "test-type"))
-	require.NoError(t, err)
-	return v
+	assert.NotContains(t, tc.r.Strays(), "c2", "an unsynced cache proves nothing")
 }

@@ -1,46 +1,21 @@
 package propagation
 
 import (
-	"cmp"
-	"context"
 	"fmt"
-	"slices"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/tombstone"
 )
 
-// A federated object other than a Namespace is deleted at once by the
-// federation apiserver, which first records the deletion in a tombstone
-// (package tombstone). The controller of the object's type deletes the
-// member copies from it, as it would for an object held by our finalizer,
-// and then the tombstone. A tombstone is never a reason to delete anything
-// else: only the copies of the object it names, ours and not adopted
-// (unless the object asked), in the clusters that held them.
-
-// tombstoneIndex indexes tombstones by resource and object key.
-const tombstoneIndex = "federatedObject"
-
-// tombstoneGrace is how long a tombstone whose object is still there, and
-// not being deleted, is kept: its deletion may not have reached our cache
-// yet. After it, the object is read at the federation: if it is still there
-// the deletion failed, and the tombstone goes.
-const tombstoneGrace = 30 * time.Second
-
-// configMaps are where tombstones are kept.
-var configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+// A deleted federated object's tombstone (package tombstone) brings its key
+// back to the controller of its type, whose release stage lets its copies
+// go (package release).
 
 // TombstoneSelector selects the tombstones, for the informer that watches
 // them in tombstone.Namespace.
@@ -48,41 +23,17 @@ func TombstoneSelector(o *metav1.ListOptions) {
 	o.LabelSelector = tombstone.Label
 }
 
-// buried is one tombstone: its own name and UID, and its record.
-type buried struct {
-	name   string
-	uid    types.UID
-	record tombstone.Record
-}
-
-func tombstoneIndexKey(gr schema.GroupResource, objKey string) string {
-	return tombstone.LabelValue(gr) + "|" + objKey
-}
-
-// indexTombstone indexes a tombstone by the resource and key of its object.
-func indexTombstone(obj any) ([]string, error) {
-	cm, ok := obj.(*corev1.ConfigMap)
-	if !ok || cm.Labels[tombstone.Label] == "" {
-		return nil, nil
-	}
-	r, err := tombstone.Parse(cm.Data)
-	if err != nil {
-		return nil, nil
-	}
-	return []string{tombstoneIndexKey(r.Resource, r.ObjectKey())}, nil
-}
-
 // WatchTombstones has the controller act on the tombstones of its type, from
 // the shared informer of tombstone.Namespace's ConfigMaps selected by
 // TombstoneSelector.
 func (c *Controller) WatchTombstones(informer coreinformers.ConfigMapInformer) error {
 	inf := informer.Informer()
-	if _, ok := inf.GetIndexer().GetIndexers()[tombstoneIndex]; !ok {
-		if err := inf.AddIndexers(cache.Indexers{tombstoneIndex: indexTombstone}); err != nil {
+	if _, ok := inf.GetIndexer().GetIndexers()[release.TombstoneIndex]; !ok {
+		if err := inf.AddIndexers(cache.Indexers{release.TombstoneIndex: release.IndexTombstone}); err != nil {
 			return fmt.Errorf("indexing tombstones: %w", err)
 		}
 	}
-	c.tombstones = inf.GetIndexer()
+	c.r.UseTombstones(inf.GetIndexer())
 	c.tombstonesSynced = inf.HasSynced
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.tombstoneChanged,
@@ -107,184 +58,4 @@ func (c *Controller) tombstoneChanged(obj any) {
 		return
 	}
 	c.queue.Add(r.ObjectKey())
-}
-
-// tombstonesOf returns the tombstones of the object of key, oldest first.
-func (c *Controller) tombstonesOf(objKey string) []buried {
-	if c.tombstones == nil {
-		return nil
-	}
-	objs, err := c.tombstones.ByIndex(tombstoneIndex, tombstoneIndexKey(c.typ.Resource.GroupResource(), objKey))
-	if err != nil {
-		return nil
-	}
-	var out []buried
-	for _, o := range objs {
-		cm := o.(*corev1.ConfigMap)
-		if r, err := tombstone.Parse(cm.Data); err == nil {
-			out = append(out, buried{name: cm.Name, uid: cm.UID, record: r})
-		}
-	}
-	slices.SortFunc(out, func(a, b buried) int {
-		if d := a.record.Deleted.Compare(b.record.Deleted); d != 0 {
-			return d
-		}
-		return cmp.Compare(a.name, b.name)
-	})
-	return out
-}
-
-// syncTombstones acts on the tombstones of key, and reports whether that is
-// all Sync should do now: the object is gone and its copies are being let
-// go, or our cache still holds an object whose deletion is recorded (it
-// is not reconciled meanwhile: planning it would write its status and act
-// on others, as an HPA marks its target). An object there again under
-// another UID keeps the copies: its tombstones of earlier objects go.
-func (c *Controller) syncTombstones(ctx context.Context, objKey string) (bool, error) {
-	graves := c.tombstonesOf(objKey)
-	if len(graves) == 0 {
-		return false, nil
-	}
-	if _, never := c.neverPropagated(objKey); never {
-		// No copy was ever made.
-		return false, c.dropTombstones(ctx, objKey, graves, "its namespace is never propagated")
-	}
-	cur, err := c.get(splitKey(objKey))
-	switch {
-	case apierrors.IsNotFound(err):
-		return true, c.bury(ctx, objKey, graves)
-	case err != nil:
-		return true, err
-	}
-	var others, failed []buried
-	beingDeleted := false
-	for _, g := range graves {
-		switch {
-		case g.record.UID != cur.GetUID():
-			others = append(others, g)
-		case cur.GetDeletionTimestamp() != nil:
-			// Still held by finalizers of others: it goes when they are
-			// done, and its tombstone is acted on then.
-		default:
-			switch didFail, err := c.deletionFailed(ctx, objKey, g); {
-			case err != nil:
-				return false, err
-			case didFail:
-				failed = append(failed, g)
-			default:
-				beingDeleted = true
-			}
-		}
-	}
-	if len(others) > 0 {
-		// What was being let go of the earlier object is forgotten: the
-		// copies are the new object's now.
-		c.w.Forget(objKey)
-		if err := c.dropTombstones(ctx, objKey, others, "it was created again with UID "+string(cur.GetUID())); err != nil {
-			return false, err
-		}
-	}
-	return beingDeleted, c.dropTombstones(ctx, objKey, failed, "its deletion did not happen: it is still there")
-}
-
-// deletionFailed reports whether the object of a tombstone is still there,
-// not being deleted, past tombstoneGrace: its deletion failed after the
-// tombstone was written. Before, the object is looked at again then.
-func (c *Controller) deletionFailed(ctx context.Context, objKey string, g buried) (bool, error) {
-	if age := time.Since(g.record.Deleted); age < tombstoneGrace {
-		c.recheck(objKey, tombstoneGrace-age)
-		return false, nil
-	}
-	live, err := c.resource(g.record.Namespace).Get(ctx, g.record.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		// Our cache is behind: it brings the deletion.
-		c.recheck(objKey, staleRetry)
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("reading %s, which has a tombstone: %w", c.what(objKey), err)
-	}
-	return live.GetUID() == g.record.UID && live.GetDeletionTimestamp() == nil, nil
-}
-
-// bury lets go of the copies of a deleted object from its tombstones, the
-// oldest first, and deletes each tombstone once every copy is let go.
-func (c *Controller) bury(ctx context.Context, objKey string, graves []buried) error {
-	for _, g := range graves {
-		fed := c.buriedObject(g.record)
-		local := c.local(fed)
-		if c.typ.DividesHPA && !local {
-			if err := c.releaseTarget(ctx, fed); err != nil {
-				return err
-			}
-		}
-		// A local object has no copies (but those made before it became
-		// local): nothing waits for a cluster that is away.
-		done, err := c.release(fed, !local)
-		if err != nil || !done {
-			return err
-		}
-		if err := c.deleteTombstone(ctx, g); err != nil {
-			return err
-		}
-		klog.FromContext(ctx).V(2).Info("Member copies of a deleted object let go; tombstone deleted",
-			"object", objKey, "uid", g.record.UID, "tombstone", g.name)
-		// The next tombstone starts afresh (the copies are gone).
-		c.w.Forget(objKey)
-	}
-	return nil
-}
-
-// buriedObject is the federated object a tombstone records, as far as
-// deleting its copies needs: identity, the annotations and labels that
-// decide it, its deletion time (or, when later, our start: a cluster is not
-// given up on before we could reach it), a Secret's type, an HPA's target.
-func (c *Controller) buriedObject(r tombstone.Record) *unstructured.Unstructured {
-	fed := &unstructured.Unstructured{Object: map[string]any{}}
-	fed.SetAPIVersion(c.typ.Resource.GroupVersion().String())
-	fed.SetKind(c.typ.Kind)
-	fed.SetNamespace(r.Namespace)
-	fed.SetName(r.Name)
-	fed.SetUID(r.UID)
-	fed.SetAnnotations(r.Annotations)
-	fed.SetLabels(r.Labels)
-	deleted := r.Deleted
-	if c.started.After(deleted) {
-		deleted = c.started
-	}
-	fed.SetDeletionTimestamp(&metav1.Time{Time: deleted})
-	if r.SecretType != "" {
-		fed.Object["type"] = r.SecretType
-	}
-	if t := r.ScaleTarget; t != nil {
-		fed.Object["spec"] = map[string]any{"scaleTargetRef": map[string]any{"kind": t.Kind, "name": t.Name}}
-	}
-	return fed
-}
-
-// dropTombstones deletes tombstones that have nothing (more) to do, saying why.
-func (c *Controller) dropTombstones(ctx context.Context, objKey string, graves []buried, why string) error {
-	for _, g := range graves {
-		if err := c.deleteTombstone(ctx, g); err != nil {
-			return err
-		}
-		klog.FromContext(ctx).Info("Tombstone deleted without touching member copies", "object", objKey, "uid", g.record.UID, "tombstone", g.name, "reason", why)
-	}
-	return nil
-}
-
-// deleteTombstone deletes exactly that tombstone.
-func (c *Controller) deleteTombstone(ctx context.Context, g buried) error {
-	err := c.fedClient.Resource(configMaps).Namespace(tombstone.Namespace).Delete(ctx, g.name,
-		metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(g.uid)}})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting tombstone %s/%s of %s: %w", tombstone.Namespace, g.name, c.what(g.record.ObjectKey()), err)
-	}
-	return nil
-}
-
-// tombstoned reports whether the object of key has a tombstone: its copies
-// are being let go, not strays.
-func (c *Controller) tombstoned(objKey string) bool {
-	return len(c.tombstonesOf(objKey)) > 0
 }

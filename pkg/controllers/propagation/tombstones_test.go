@@ -16,6 +16,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/tombstone"
 )
@@ -35,11 +36,11 @@ func grave(t *testing.T, typ *federatedtypes.Type, fed *unstructured.Unstructure
 // withTombstones gives the controller an index of tombstones holding graves.
 func (tc *testController) withTombstones(t *testing.T, graves ...*corev1.ConfigMap) cache.Indexer {
 	t.Helper()
-	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{tombstoneIndex: indexTombstone})
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{release.TombstoneIndex: release.IndexTombstone})
 	for _, g := range graves {
 		require.NoError(t, idx.Add(g))
 	}
-	tc.tombstones = idx
+	tc.r.UseTombstones(idx)
 	// The tombstones the controller deletes leave the informer's cache.
 	tc.fedClient.PrependReactor("delete", "configmaps", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		d := a.(clienttesting.DeleteAction)
@@ -207,7 +208,7 @@ func TestATombstoneWaitsForAClusterThatIsAway(t *testing.T) {
 
 	members = testmembers.New([]string{"c1"}, "c9")
 	tc = newTestController(t, cms, members)
-	tc.started = time.Now().Add(-2 * time.Minute)
+	tc.r.Start(time.Now().Add(-2 * time.Minute))
 	g := grave(t, cms, fed, 2*time.Minute)
 	tc.withTombstones(t, g)
 	require.NoError(t, tc.sync(t, "ns/a"))
@@ -218,7 +219,7 @@ func TestATombstoneWaitsForAClusterThatIsAway(t *testing.T) {
 	// Deleted long ago, but we only just started: the wait counts from now.
 	members = testmembers.New([]string{"c1"}, "c9")
 	tc = newTestController(t, cms, members)
-	tc.started = time.Now()
+	tc.r.Start(time.Now())
 	tc.withTombstones(t, grave(t, cms, fed, time.Hour))
 	require.NoError(t, tc.Sync(t.Context(), "ns/a"))
 	assert.Empty(t, tc.deletedTombstones())
@@ -257,8 +258,9 @@ func TestACopyWithATombstoneIsNoStray(t *testing.T) {
 	tc := newTestController(t, cms, fm)
 	tc.Controller.members = listingMembers{Members: fm, uid: "fed-uid"}
 	tc.w = tc.newWriter()
+	tc.r = tc.newReleaser()
 	tc.withTombstones(t, grave(t, cms, a, 0))
-	strays := tc.strays()["c1"]
+	strays := tc.r.Strays()["c1"]
 	require.Len(t, strays, 1)
 	assert.Equal(t, "b", strays[0].GetName())
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 )
 
@@ -20,7 +21,7 @@ func TestNeedsSync(t *testing.T) {
 		f(o)
 		return o
 	}
-	withFinalizer := change(func(o *unstructured.Unstructured) { o.SetFinalizers([]string{Finalizer}) })
+	withFinalizer := change(func(o *unstructured.Unstructured) { o.SetFinalizers([]string{release.Finalizer}) })
 	for _, tt := range []struct {
 		name     string
 		old, cur *unstructured.Unstructured
@@ -35,7 +36,7 @@ func TestNeedsSync(t *testing.T) {
 		{"annotation changed", base, change(func(o *unstructured.Unstructured) { o.SetAnnotations(map[string]string{"x": "y"}) }), true},
 		{"finalizer removed", withFinalizer, change(func(*unstructured.Unstructured) {}), true},
 		{"deletion started", withFinalizer, change(func(o *unstructured.Unstructured) {
-			o.SetFinalizers([]string{Finalizer})
+			o.SetFinalizers([]string{release.Finalizer})
 			o.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
 		}), true},
 	} {

@@ -1,4 +1,4 @@
-package propagation
+package release
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/hpatarget"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 	"github.com/federation-v1/federation/pkg/ownership"
@@ -30,42 +31,43 @@ func Orphaned(fed *unstructured.Unstructured) bool {
 	return slices.Contains(fed.GetFinalizers(), orphanFinalizer)
 }
 
-// deleting handles a federated object being deleted: an HPA first gives
+// Deleting handles a federated object being deleted: an HPA first gives
 // its target its replica counts back.
-func (c *Controller) deleting(ctx context.Context, fed *unstructured.Unstructured) error {
-	if c.typ.DividesHPA {
-		if err := c.releaseTarget(ctx, fed); err != nil {
-			return err
+func (r *Releaser) Deleting(ctx context.Context, fed *unstructured.Unstructured) (Result, error) {
+	var res Result
+	if r.typ.DividesHPA {
+		if err := hpatarget.Release(ctx, r.fed, r.typ.Resource, fed); err != nil {
+			return res, err
 		}
 	}
-	return c.delete(ctx, fed)
+	return res, r.delete(ctx, fed, &res)
 }
 
 // delete hands the deletion (or orphaning) of the member copies to the
 // member queues, and once every copy is let go, lets the object go. The
 // queues bring the object back when their writes are done.
-func (c *Controller) delete(ctx context.Context, fed *unstructured.Unstructured) error {
+func (r *Releaser) delete(ctx context.Context, fed *unstructured.Unstructured, res *Result) error {
 	fins := fed.GetFinalizers()
 	if !slices.Contains(fins, Finalizer) && !slices.Contains(fins, orphanFinalizer) && !slices.Contains(fins, foregroundFinalizer) {
 		return nil
 	}
 	ns, name := fed.GetNamespace(), fed.GetName()
 	objKey := key(ns, name)
-	if rv, ok := c.released.Load(objKey); ok && rv == fed.GetResourceVersion() {
+	if rv, ok := r.released.Load(objKey); ok && rv == fed.GetResourceVersion() {
 		// Already let go; the cache has not seen it leave yet.
 		return nil
 	}
-	if done, err := c.release(fed, true); !done || err != nil {
+	if done, err := r.release(fed, true, res); !done || err != nil {
 		return err
 	}
 	rv := fed.GetResourceVersion()
 	fed.SetFinalizers(slices.DeleteFunc(fins, func(f string) bool {
 		return f == Finalizer || f == orphanFinalizer || f == foregroundFinalizer
 	}))
-	if _, err := c.resource(ns).Update(ctx, fed, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("removing finalizers of %s: %w", c.what(objKey), err)
+	if _, err := r.resource(ns).Update(ctx, fed, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("removing finalizers of %s: %w", r.what(objKey), err)
 	}
-	c.released.Store(objKey, rv)
+	r.released.Store(objKey, rv)
 	return nil
 }
 
@@ -74,19 +76,19 @@ func (c *Controller) delete(ctx context.Context, fed *unstructured.Unstructured)
 // waitUnusable is false, also in the selected clusters that are away, once
 // DeletionWait has passed. The queues bring the object back when their
 // writes are done.
-func (c *Controller) release(fed *unstructured.Unstructured, waitUnusable bool) (bool, error) {
+func (r *Releaser) release(fed *unstructured.Unstructured, waitUnusable bool, res *Result) (bool, error) {
 	objKey := key(fed.GetNamespace(), fed.GetName())
-	c.w.DropWrites(objKey)
-	usable, releases := c.copiesToRelease(fed)
-	c.w.Dispatch(objKey, releases)
-	if inFlight, failures := c.w.State(objKey, false); inFlight || len(failures) > 0 {
+	r.w.DropWrites(objKey)
+	usable, releases := r.copiesToRelease(fed)
+	r.w.Dispatch(objKey, releases)
+	if inFlight, failures := r.w.State(objKey, false); inFlight || len(failures) > 0 {
 		// Failed writes are retried with their own backoff.
 		return false, nil
 	}
 	if !Orphaned(fed) && waitUnusable {
-		if wait, err := c.waitForUnusable(fed, usable); err != nil || wait > 0 {
+		if wait, err := r.waitForUnusable(fed, usable); err != nil || wait > 0 {
 			if wait > 0 {
-				c.recheck(objKey, wait)
+				res.recheck(wait)
 			}
 			return false, err
 		}
@@ -96,7 +98,7 @@ func (c *Controller) release(fed *unstructured.Unstructured, waitUnusable bool) 
 
 // copiesToRelease returns the usable clusters whose copies are known, and
 // a Delete (or Orphan) task for each of their copies not yet let go.
-func (c *Controller) copiesToRelease(fed *unstructured.Unstructured) (map[string]bool, []writer.ClusterTask) {
+func (r *Releaser) copiesToRelease(fed *unstructured.Unstructured) (map[string]bool, []writer.ClusterTask) {
 	ns, name := fed.GetNamespace(), fed.GetName()
 	objKey := key(ns, name)
 	action := writer.Delete
@@ -105,31 +107,31 @@ func (c *Controller) copiesToRelease(fed *unstructured.Unstructured) (map[string
 	}
 	usable := map[string]bool{}
 	var tasks []writer.ClusterTask
-	for _, cl := range c.members.Clusters() {
-		if plan.Shared(c.typ, fed) {
+	for _, cl := range r.members.Clusters() {
+		if plan.Shared(r.typ, fed) {
 			usable[cl.Name] = true
 			continue
 		}
-		if !c.members.Synced(cl.Name, c.typ.Resource) {
+		if !r.members.Synced(cl.Name, r.typ.Resource) {
 			// Its copies are not known yet: the cache's events bring the
 			// object back, and waitForUnusable bounds the wait.
 			continue
 		}
 		usable[cl.Name] = true
-		if c.w.Released(objKey, cl.Name) {
+		if r.w.Released(objKey, cl.Name) {
 			continue
 		}
-		cur, inCache := c.members.Get(cl.Name, c.typ.Resource, ns, name)
+		cur, inCache := r.members.Get(cl.Name, r.typ.Resource, ns, name)
 		if inCache {
-			if o, _ := ownership.Of(cur, c.members.Federation(), c.members.FederationUID()); o != ownership.Us {
+			if o, _ := ownership.Of(cur, r.members.Federation(), r.members.FederationUID()); o != ownership.Us {
 				// Another federation's of our name: never touched.
 				inCache = false
 			}
 		}
-		written := c.w.Known(cl.Name, objKey)
+		written := r.w.Known(cl.Name, objKey)
 		// Written by us but not in the cache yet, or being written: act on
 		// it anyway.
-		if inCache || written || c.w.Has(objKey, cl.Name) {
+		if inCache || written || r.w.Has(objKey, cl.Name) {
 			tasks = append(tasks, writer.ClusterTask{Cluster: cl.Name, Task: writer.Task{Action: action, Fed: fed}})
 		}
 	}
@@ -139,8 +141,8 @@ func (c *Controller) copiesToRelease(fed *unstructured.Unstructured) (map[string
 // waitForUnusable returns how much longer the deletion should wait for
 // selected clusters that are not usable now; once DeletionWait has passed
 // since the deletion it gives up on them with an event naming each.
-func (c *Controller) waitForUnusable(fed *unstructured.Unstructured, usable map[string]bool) (time.Duration, error) {
-	all, err := c.members.AllClusters()
+func (r *Releaser) waitForUnusable(fed *unstructured.Unstructured, usable map[string]bool) (time.Duration, error) {
+	all, err := r.members.AllClusters()
 	if err != nil {
 		return 0, err
 	}
@@ -153,15 +155,15 @@ func (c *Controller) waitForUnusable(fed *unstructured.Unstructured, usable map[
 	if len(pending) == 0 {
 		return 0, nil
 	}
-	left := time.Until(fed.GetDeletionTimestamp().Add(c.opts.DeletionWait))
+	left := time.Until(fed.GetDeletionTimestamp().Add(r.opts.DeletionWait))
 	if left > 0 {
 		return min(left, 5*time.Second), nil
 	}
 	slices.Sort(pending)
-	what := c.what(key(fed.GetNamespace(), fed.GetName()))
+	what := r.what(key(fed.GetNamespace(), fed.GetName()))
 	for _, cl := range pending {
-		c.recorder.Eventf(fed, corev1.EventTypeWarning, writer.ReasonDeleteFailed,
-			"Gave up deleting %s in cluster %s after %s: the cluster is not Ready; delete it there by hand", what, cl, c.opts.DeletionWait)
+		r.recorder.Eventf(fed, corev1.EventTypeWarning, writer.ReasonDeleteFailed,
+			"Gave up deleting %s in cluster %s after %s: the cluster is not Ready; delete it there by hand", what, cl, r.opts.DeletionWait)
 	}
 	return 0, nil
 }

@@ -1,4 +1,4 @@
-package propagation
+package release
 
 import (
 	"context"
@@ -37,35 +37,26 @@ func init() {
 	legacyregistry.MustRegister(strayCopies)
 }
 
-// federationUID is the UID of this federation when the members know it,
-// or "" (then copies of any UID with our name count as ours).
-func (c *Controller) federationUID() string {
-	if m, ok := c.members.(interface{ FederationUID() string }); ok {
-		return m.FederationUID()
-	}
-	return ""
-}
-
-// strays lists, per usable cluster whose cache of the type has synced, the
+// Strays lists, per usable cluster whose cache of the type has synced, the
 // copies of ours whose federated object is not in the federation's cache.
-func (c *Controller) strays() map[string][]metav1.Object {
-	name, uid := c.members.Federation(), c.federationUID()
+func (r *Releaser) Strays() map[string][]metav1.Object {
+	name, uid := r.members.Federation(), r.members.FederationUID()
 	selector := labels.SelectorFromSet(labels.Set{federationv1beta1.FederationLabel: name})
 	out := map[string][]metav1.Object{}
-	for _, cl := range c.members.Clusters() {
-		if !c.members.Synced(cl.Name, c.typ.Resource) {
+	for _, cl := range r.members.Clusters() {
+		if !r.members.Synced(cl.Name, r.typ.Resource) {
 			continue
 		}
 		var found []metav1.Object
 		// Every copy of the type, every 30 s: read as cached, unconverted.
-		for _, obj := range c.members.ListMetadata(cl.Name, c.typ.Resource, metav1.NamespaceAll, selector) {
+		for _, obj := range r.members.ListMetadata(cl.Name, r.typ.Resource, metav1.NamespaceAll, selector) {
 			// The federation's own objects in a member (join's token in
 			// federation-system) carry our label but are no copies.
-			if _, never := federatedtypes.NeverPropagatedIn(c.never, c.typ.Resource.GroupResource(), obj.GetNamespace(), obj.GetName()); never || !ownership.OurCopy(obj, name, uid) {
+			if _, never := federatedtypes.NeverPropagatedIn(r.never, r.typ.Resource.GroupResource(), obj.GetNamespace(), obj.GetName()); never || !ownership.OurCopy(obj, name, uid) {
 				continue
 			}
 			// A copy whose object has a tombstone is being deleted.
-			if _, err := c.get(obj.GetNamespace(), obj.GetName()); apierrors.IsNotFound(err) && !c.tombstoned(key(obj.GetNamespace(), obj.GetName())) {
+			if _, err := r.get(obj.GetNamespace(), obj.GetName()); apierrors.IsNotFound(err) && !r.tombstoned(key(obj.GetNamespace(), obj.GetName())) {
 				found = append(found, obj)
 			}
 		}
@@ -83,11 +74,11 @@ type strayCounter struct {
 	logged sets.Set[string]
 }
 
-// countStrays publishes the controller's strays every strayInterval until
+// CountStrays publishes the controller's strays every strayInterval until
 // ctx ends. It reads caches only and writes nothing anywhere.
-func (c *Controller) countStrays(ctx context.Context) {
+func (r *Releaser) CountStrays(ctx context.Context) {
 	sc := &strayCounter{clusters: sets.New[string](), logged: sets.New[string]()}
-	wait.UntilWithContext(ctx, func(ctx context.Context) { sc.publish(ctx, c.typ.Name, c.strays()) }, strayInterval)
+	wait.UntilWithContext(ctx, func(ctx context.Context) { sc.publish(ctx, r.typ.Name, r.Strays()) }, strayInterval)
 }
 
 // publish sets the gauge of each cluster in strays, drops those of
