@@ -71,7 +71,7 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 		return err
 	}
 	// Each cluster's own overrides, before the hash (overrides.go).
-	desiredIn, overridden, err := c.withOverrides(fed, placed, desiredIn)
+	desiredIn, overridden, err := plan.WithOverrides(c.typ, c.members.Federation(), fed, c.members.Clusters(), placed, desiredIn)
 	if err != nil {
 		c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonBadOverrides, "%s %s: %v", c.typ.Kind, key, err)
 		return nil
@@ -83,7 +83,7 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	c.tellOverrides(fed, overridden)
 	c.w.Dispatch(key, copies.writes)
 	inFlight, failures := c.w.State(key, c.typ.Status != nil)
-	failures = append(failures, overridden.failures()...)
+	failures = append(failures, overridden.Failures()...)
 	if !inFlight && len(failures) == 0 {
 		c.changes.propagated(key)
 	}
@@ -189,7 +189,7 @@ type memberCopies struct {
 
 // compare tells, from the member caches, which Ready clusters hold what
 // they should of fed and which need a write.
-func (c *Controller) compare(fed *unstructured.Unstructured, placed map[string]bool, desiredIn desiredFunc) (memberCopies, error) {
+func (c *Controller) compare(fed *unstructured.Unstructured, placed map[string]bool, desiredIn plan.DesiredIn) (memberCopies, error) {
 	out := memberCopies{hashes: map[string]string{}}
 	objKey := key(fed.GetNamespace(), fed.GetName())
 	for _, cl := range c.members.Clusters() {
@@ -198,7 +198,7 @@ func (c *Controller) compare(fed *unstructured.Unstructured, placed map[string]b
 			continue
 		}
 		d, h, err := desiredIn(cl.Name)
-		if errors.Is(err, errOverrideFailed) {
+		if errors.Is(err, plan.ErrOverrideFailed) {
 			// Its copy is left as it is (overrides.go).
 			out.inSync = append(out.inSync, c.leftAlone(cl.Name, fed)...)
 			continue

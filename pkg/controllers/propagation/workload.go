@@ -131,14 +131,11 @@ func (c *Controller) recordPlan(ctx context.Context, fed *unstructured.Unstructu
 	return updated, nil
 }
 
-// desiredFunc returns what one cluster is sent, and its hash.
-type desiredFunc func(cluster string) (*unstructured.Unstructured, string, error)
-
 // divide plans a divided workload or HPA and returns the (possibly updated)
 // object, the clusters that get a copy, what each is sent, and the
 // ReplicasPlaced condition; types copied whole send desired everywhere.
 func (c *Controller) divide(ctx context.Context, fed *unstructured.Unstructured, placed map[string]bool,
-	desired *unstructured.Unstructured, hash string) (*unstructured.Unstructured, map[string]bool, desiredFunc, *condition, error) {
+	desired *unstructured.Unstructured, hash string) (*unstructured.Unstructured, map[string]bool, plan.DesiredIn, *condition, error) {
 	same := func(string) (*unstructured.Unstructured, string, error) { return desired, hash, nil }
 	switch {
 	case c.typ.Replicas != nil:
