@@ -132,14 +132,21 @@ func TestAMembersOwnObjectIsNotAdoptedUnlessAsked(t *testing.T) {
 	assert.Empty(t, tc.events())
 }
 
-// compareTask is the task the reconcile gives a cluster for key.
+// compareTask is the task the reconcile gives a cluster for key, judged
+// as it judges.
 func compareTask(t *testing.T, tc *testController, objKey, cluster string) writer.Task {
 	t.Helper()
 	fed, err := tc.get(splitKey(objKey))
 	require.NoError(t, err)
 	d, h, err := plan.Desired(tc.typ, fed, "fed", "fed-uid")
 	require.NoError(t, err)
-	return writer.Task{Fed: fed, Desired: d, Hash: h}
+	cur, ok := tc.members.Get(cluster, tc.typ.Resource, fed.GetNamespace(), fed.GetName())
+	if !ok {
+		cur = nil
+	}
+	last, known := tc.w.Last(cluster, objKey)
+	v := plan.Judge(plan.Observed{Placed: true, Cur: cur, Last: last, Known: known, Desired: d, Hash: h})
+	return writer.Task{Fed: fed, Desired: d, Hash: h, Basis: plan.Basis(cur, last, known), InSync: v.InSync}
 }
 
 func TestAMembersOwnObjectIsAdoptedWhenAsked(t *testing.T) {

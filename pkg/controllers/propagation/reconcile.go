@@ -210,24 +210,32 @@ func (c *Controller) compare(fed *unstructured.Unstructured, placed map[string]b
 			return out, fmt.Errorf("%s %s in cluster %s: %w", c.typ.Kind, objKey, cl.Name, err)
 		}
 		out.hashes[cl.Name] = h
-		// (A task still queued for the copy is replaced even so: what it
-		// would write is out of date.)
-		memberCopy, ok := c.w.HoldsDesired(cl.Name, fed, d, h, placed[cl.Name])
-		if ok && memberCopy != nil && !c.w.ReferencesCached(cl.Name, d) {
-			ok = false
+		cur, ok := c.members.Get(cl.Name, c.typ.Resource, fed.GetNamespace(), fed.GetName())
+		if !ok {
+			cur = nil
 		}
-		if ok && !c.w.Has(objKey, cl.Name) {
-			if memberCopy != nil {
-				out.inSync = append(out.inSync, federatedtypes.Member{Cluster: cl.Name, Object: memberCopy})
+		last, known := c.w.Last(cl.Name, objKey)
+		// The copy's one judgment in this reconcile (plan.Judge).
+		verdict := plan.Judge(plan.Observed{Placed: placed[cl.Name], Cur: cur, Last: last, Known: known, Desired: d, Hash: h})
+		if verdict.Remember {
+			c.w.Remember(cl.Name, objKey, cur)
+		}
+		task := writer.Task{Action: writer.Apply, Fed: fed, Desired: d, Hash: h, Basis: plan.Basis(cur, last, known), InSync: verdict.InSync}
+		if !placed[cl.Name] {
+			task.Action = writer.Unplace
+		}
+		// A copy in sync is still sent to the writer when what it names is
+		// not held as ours there (the writer checks it live), or when a
+		// task of it is queued (replaced: what it would write is out of
+		// date).
+		held := cur == nil || !placed[cl.Name] || c.w.ReferencesCached(cl.Name, d)
+		if verdict.InSync && held && !c.w.Has(objKey, cl.Name) {
+			if cur != nil && placed[cl.Name] {
+				out.inSync = append(out.inSync, federatedtypes.Member{Cluster: cl.Name, Object: cur})
 			}
 			continue
 		}
-		action := writer.Apply
-		if !placed[cl.Name] {
-			action = writer.Unplace
-		}
-		out.writes = append(out.writes, writer.ClusterTask{Cluster: cl.Name,
-			Task: writer.Task{Action: action, Fed: fed, Desired: d, Hash: h}})
+		out.writes = append(out.writes, writer.ClusterTask{Cluster: cl.Name, Task: task})
 	}
 	return out, nil
 }

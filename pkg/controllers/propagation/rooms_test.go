@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -58,6 +59,31 @@ func TestRoomsDependOneWay(t *testing.T) {
 				}
 				return true
 			})
+		}
+	}
+}
+
+// "In sync" is decided once per copy and reconcile: by plan.Judge in the
+// engine's compare, or, where the cache could not tell, on the writer's
+// live read; nowhere else.
+func TestInSyncIsJudgedInOnePlace(t *testing.T) {
+	want := map[string]bool{"reconcile.go": true, filepath.Join("writer", "memberwrite.go"): true}
+	for _, dir := range []string{".", "writer", "release"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if judges := strings.Count(string(src), "plan.Judge("); judges > 1 || judges == 1 && !want[path] {
+				t.Errorf("%s calls plan.Judge %d times: only the reconcile's compare and the writer's live read judge", path, judges)
+			}
 		}
 	}
 }

@@ -43,12 +43,12 @@ func SameVersion(last string, cur metav1.Object) bool {
 	return last == Version(cur)
 }
 
-// InSync reports whether the member copy cur holds what desired (with hash)
-// says, without comparing member-defaulted fields: the hash we stamped on
+// holdsDesired reports whether the member copy cur holds what desired
+// (with hash) says, without comparing member-defaulted fields: the hash we stamped on
 // it must match, it must carry our labels and annotations, and its version
 // must be the one our last write left (lastVersion; "" when unknown, as
 // after a restart).
-func InSync(cur, desired *unstructured.Unstructured, hash, lastVersion string) bool {
+func holdsDesired(cur, desired *unstructured.Unstructured, hash, lastVersion string) bool {
 	if cur.GetAnnotations()[federationv1beta1.AppliedHashAnnotation] != hash {
 		return false
 	}

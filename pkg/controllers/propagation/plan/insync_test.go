@@ -12,7 +12,7 @@ import (
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
-func TestInSync(t *testing.T) {
+func TestHoldsDesired(t *testing.T) {
 	fed := parse(t, `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: d, namespace: ns, labels: {app: d}, annotations: {note: x}}
@@ -61,7 +61,7 @@ spec: {replicas: 2, template: {spec: {containers: [{name: c, image: i}]}}}`)
 		}), "g4", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, InSync(tt.cur, desired, hash, tt.last))
+			assert.Equal(t, tt.want, holdsDesired(tt.cur, desired, hash, tt.last))
 		})
 	}
 }

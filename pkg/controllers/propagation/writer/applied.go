@@ -34,6 +34,11 @@ type ourCopy struct {
 	passed []string
 }
 
+// lastWrite is what plan.Judge is told of the copy.
+func (o ourCopy) lastWrite() plan.LastWrite {
+	return plan.LastWrite{Version: o.version, ResourceVersion: o.resourceVersion, Hash: o.hash, Unseen: o.unseen, Passed: o.passed}
+}
+
 // passedThrough reports whether rv is a version our last write left on
 // its way to the end.
 func (o ourCopy) passedThrough(rv string) bool {

@@ -10,7 +10,7 @@
 // events on the federated object.
 //
 // The engine (package propagation) hands it tasks (Dispatch) and reads its
-// state (State, HoldsDesired, ReferencesCached); the writer never calls
+// state (State, Last, ReferencesCached); the writer never calls
 // the engine: what the engine must do after a write (reconcile again, time
 // the propagation) it queues as an Outcome, which the engine takes. It
 // must not import the engine or the release stage, nor write federated

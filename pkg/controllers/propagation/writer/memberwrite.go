@@ -48,7 +48,7 @@ func (w *Writer) writeMember(ctx context.Context, cluster string, t queues.Task)
 	case queues.Orphan:
 		return nil, w.orphanCopy(ctx, cluster, t.Fed)
 	case queues.Unplace:
-		if _, ok := w.HoldsDesired(cluster, t.Fed, t.Desired, t.Hash, false); ok {
+		if w.stale(cluster, t) {
 			return nil, nil
 		}
 		// Our caches said so; live reads must agree (unplace.go).
@@ -71,7 +71,7 @@ func (w *Writer) writeMember(ctx context.Context, cluster string, t queues.Task)
 	if err != nil {
 		return w.releaseIfNotOurs(ctx, cluster, t, err)
 	}
-	if _, ok := w.HoldsDesired(cluster, t.Fed, t.Desired, t.Hash, true); ok {
+	if w.stale(cluster, t) || t.InSync {
 		return nil, nil
 	}
 	ev, err := w.applyWithAccess(ctx, cluster, t.Fed, t.Desired, t.Hash)
@@ -137,7 +137,9 @@ func (w *Writer) applyCopy(ctx context.Context, cluster string, fed, desired *un
 				return nil, err
 			}
 		}
-		if plan.InSync(live, desired, hash, last.version) {
+		// The cache could not tell (plan.Verdict.NotCached): this read is
+		// the copy's judgment.
+		if plan.Judge(plan.Observed{Placed: true, Cur: live, Last: last.lastWrite(), Known: appliedBefore, Desired: desired, Hash: hash}).InSync {
 			// Our own write, not yet in the cache.
 			return nil, nil
 		}
@@ -432,30 +434,35 @@ func (w *Writer) what(objKey string) string {
 	return w.typ.Kind + " " + objKey
 }
 
-// HoldsDesired reports, from the member's cache alone, that a member holds what
-// it should of fed, and returns its copy (nil when it should have none).
-func (w *Writer) HoldsDesired(cluster string, fed, desired *unstructured.Unstructured, hash string, placed bool) (*unstructured.Unstructured, bool) {
-	cur, exists := w.members.Get(cluster, w.typ.Resource, fed.GetNamespace(), fed.GetName())
-	if !placed {
-		return nil, !exists
+// Last returns what the writer remembers of the copy of objKey in cluster.
+func (w *Writer) Last(cluster, objKey string) (plan.LastWrite, bool) {
+	o, ok := w.applied.get(cluster, objKey)
+	return o.lastWrite(), ok
+}
+
+// Remember records a copy a reconcile found in sync as ours
+// (plan.Verdict.Remember).
+func (w *Writer) Remember(cluster, objKey string, cur *unstructured.Unstructured) {
+	w.applied.remember(cluster, objKey, cur, false)
+}
+
+// stale reports whether what a task was judged on no longer holds: the
+// member changed the copy, or another write of ours ended, since the
+// reconcile judged it. Such a task is dropped unwritten and the object
+// reconciled again, which judges it anew: the writer never judges.
+func (w *Writer) stale(cluster string, t Task) bool {
+	if t.Basis == "" {
+		return false
 	}
-	objKey := key(fed.GetNamespace(), fed.GetName())
-	last, appliedBefore := w.applied.get(cluster, objKey)
-	if !exists {
-		// Our write of this very version, whose watch event has not come
-		// yet: the event brings the object back.
-		return nil, appliedBefore && last.unseen && last.hash == hash
+	objKey := key(t.Fed.GetNamespace(), t.Fed.GetName())
+	cur, ok := w.members.Get(cluster, w.typ.Resource, t.Fed.GetNamespace(), t.Fed.GetName())
+	if !ok {
+		cur = nil
 	}
-	if appliedBefore && last.hash == hash && last.passedThrough(cur.GetResourceVersion()) {
-		// Our write of this very version, seen on its way: the watch
-		// brings its end next.
-		return cur, true
+	last, known := w.Last(cluster, objKey)
+	if plan.Basis(cur, last, known) == t.Basis {
+		return false
 	}
-	if !plan.InSync(cur, desired, hash, last.version) {
-		return nil, false
-	}
-	if !appliedBefore {
-		w.applied.remember(cluster, objKey, cur, false)
-	}
-	return cur, true
+	w.outcomes.add(Outcome{ObjKey: objKey, Requeue: true})
+	return true
 }

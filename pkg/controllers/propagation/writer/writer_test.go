@@ -162,3 +162,39 @@ func TestUnheldNamesAreListedOncePerNamespaceAndResource(t *testing.T) {
 	}
 	assert.Empty(t, u.copies)
 }
+
+// A task carries what the reconcile judged the copy on; when that no
+// longer holds as it runs (the member changed the copy, or another write
+// of ours ended), it is not carried out on the old judgment: the object is
+// reconciled again instead.
+func TestATaskJudgedOnWhatChangedSinceIsNotWritten(t *testing.T) {
+	members := testmembers.New([]string{"c1"})
+	tw := newTestWriter(t, federatedtypes.ByName("configmaps"), members, configMap("a"))
+	tw.repairs.First = 0 // the repair below goes at once
+	ctx := context.Background()
+	require.NoError(t, tw.WriteOnceForTesting(ctx, "c1", tw.applyTask(t, "ns/a", "c1")))
+	tw.Take()
+	written := len(members.Actions("c1"))
+
+	judged := func() Task {
+		task := tw.applyTask(t, "ns/a", "c1")
+		cur, _ := members.Get("c1", tw.typ.Resource, "ns", "a")
+		last, known := tw.Last("c1", "ns/a")
+		task.Basis = plan.Basis(cur, last, known)
+		return task
+	}
+	task := judged()
+	// The member changes it before the task runs.
+	cur, _ := members.Get("c1", tw.typ.Resource, "ns", "a")
+	changed := cur.DeepCopy()
+	changed.SetResourceVersion("7")
+	changed.SetGeneration(2)
+	members.Put("c1", changed)
+	require.NoError(t, tw.WriteOnceForTesting(ctx, "c1", task))
+	assert.Len(t, members.Actions("c1"), written, "not written on the old judgment")
+	assert.Equal(t, []Outcome{{ObjKey: "ns/a", Requeue: true}}, tw.Take(), "judged again")
+
+	// Judged on what holds: carried out.
+	require.NoError(t, tw.WriteOnceForTesting(ctx, "c1", judged()))
+	assert.Len(t, members.Actions("c1"), written+1)
+}

@@ -195,8 +195,9 @@ func (q *Queues) Dispatch(objKey string, tasks []ClusterTask) {
 	for _, ct := range tasks {
 		old := byCluster[ct.Cluster]
 		if old != nil && !old.running && old.same(ct.Task) {
-			// The same write, still waiting: it goes as it is.
-			old.Fed, old.Desired = ct.Fed, ct.Desired
+			// The same write, still waiting: it goes as it is, on the
+			// newer judgment.
+			old.Task = ct.Task
 			continue
 		}
 		t := &task{Task: ct.Task}

@@ -28,6 +28,11 @@ type Task struct {
 	// and Hash its hash.
 	Fed, Desired *unstructured.Unstructured
 	Hash         string
+	// Basis is what the reconcile judged the copy on (plan.Basis); ""
+	// when it was not judged (releases). InSync: it was judged in sync,
+	// and the task is only to check what it names.
+	Basis  string
+	InSync bool
 }
 
 // same reports whether two tasks make the same write.
