@@ -24,7 +24,9 @@ func TestRoomsDependOneWay(t *testing.T) {
 		noClock   bool
 	}{
 		{dir: "plan", forbidden: []string{module + "\x00", "k8s.io/client-go/", module + "/writer"}, noClock: true},
-		{dir: "writer", forbidden: []string{module + "\x00"}},
+		{dir: "writer", forbidden: []string{module + "\x00", module + "/release"}},
+		{dir: "writer/guard", forbidden: []string{module + "\x00", module + "/writer\x00", module + "/release"}},
+		{dir: "release", forbidden: []string{module + "\x00"}},
 		{dir: "writer/internal/queues", forbidden: []string{module + "\x00", module + "/writer\x00"}},
 	} {
 		files, err := filepath.Glob(filepath.Join(room.dir, "*.go"))
@@ -68,7 +70,7 @@ func TestRoomsDependOneWay(t *testing.T) {
 // live read; nowhere else.
 func TestInSyncIsJudgedInOnePlace(t *testing.T) {
 	want := map[string]bool{"reconcile.go": true, filepath.Join("writer", "memberwrite.go"): true}
-	for _, dir := range []string{".", "writer", "release"} {
+	for _, dir := range []string{".", "writer", "writer/guard", "release"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)
@@ -85,5 +87,39 @@ func TestInSyncIsJudgedInOnePlace(t *testing.T) {
 				t.Errorf("%s calls plan.Judge %d times: only the reconcile's compare and the writer's live read judge", path, judges)
 			}
 		}
+	}
+}
+
+// The guard only reads: it gets no member client, and calls no writing
+// verb of the federation's.
+func TestTheGuardWritesNothing(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("writer", "guard", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := map[string]bool{"Create": true, "Update": true, "UpdateStatus": true, "Patch": true, "Apply": true, "Delete": true, "DeleteCollection": true}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			// A client's verbs end a chain: x.Resource(r).Namespace(ns).Delete.
+			if _, chained := sel.X.(*ast.CallExpr); chained && writes[sel.Sel.Name] || sel.Sel.Name == "Client" {
+				t.Errorf("%s calls %s: the guard must not write", path, sel.Sel.Name)
+			}
+			return true
+		})
 	}
 }

@@ -20,7 +20,7 @@ import (
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
-	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/writer/guard"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/memberrbac"
@@ -51,7 +51,7 @@ func TestNothingIsWrittenInAMemberNamespaceTheFederationDoesNotOwn(t *testing.T)
 	assert.Empty(t, writesTo(members, "c1"), "nothing written, adoption asked or not")
 	events := tc.events()
 	require.Len(t, events, 1)
-	assert.True(t, strings.HasPrefix(events[0], "Warning "+writer.ReasonNamespaceNotOurs+" ConfigMap ns/a not written in cluster c1"), events[0])
+	assert.True(t, strings.HasPrefix(events[0], "Warning "+guard.ReasonNamespaceNotOurs+" ConfigMap ns/a not written in cluster c1"), events[0])
 
 	// Tried again: the verdict is remembered, and not told again.
 	reads := len(members.Actions("c1"))
@@ -256,7 +256,7 @@ func TestACopyWhoseAccountLeftIsRemoved(t *testing.T) {
 	err := tc.w.WriteOnceForTesting(context.Background(), "c1", compareTask(t, tc, "ns/uses-runner", "c1"))
 	require.ErrorContains(t, err, "Deployment ns/uses-runner names ServiceAccount runner (spec.template.spec.serviceAccountName), which neither the federation nor cluster c1 holds")
 	assert.Equal(t, []string{"create", "delete"}, writesTo(members, "c1"))
-	assert.Contains(t, strings.Join(tc.events(), "\n"), "Warning "+writer.ReasonReferenceNotOurs+" Deployment ns/uses-runner removed from cluster c1")
+	assert.Contains(t, strings.Join(tc.events(), "\n"), "Warning "+guard.ReasonReferenceNotOurs+" Deployment ns/uses-runner removed from cluster c1")
 }
 
 // An optional reference does not hold a copy back while absent; the
@@ -292,7 +292,7 @@ func TestACopyNamingAMembersOptionalSecretIsRemoved(t *testing.T) {
 	err := tc.sync(t, "ns/web")
 	require.ErrorContains(t, err, "Deployment ns/web names Secret extra (spec.template.spec.containers[0].envFrom[0].secretRef.name), which in cluster c1 is not the federation's")
 	assert.Equal(t, []string{"create", "delete"}, writesTo(members, "c1"))
-	assert.Contains(t, strings.Join(tc.events(), "\n"), "Warning "+writer.ReasonReferenceNotOurs+" Deployment ns/web removed from cluster c1")
+	assert.Contains(t, strings.Join(tc.events(), "\n"), "Warning "+guard.ReasonReferenceNotOurs+" Deployment ns/web removed from cluster c1")
 }
 
 // A claim's data source is read as the member provisions the claim, and
@@ -342,7 +342,7 @@ func TestACopyThatCannotNameIsSpacedOut(t *testing.T) {
 	require.ErrorAs(t, err, &spaced)
 	assert.Positive(t, spaced.RetryAfter())
 	assert.Empty(t, writesTo(members, "c1"))
-	assert.Contains(t, strings.Join(tc.events(), "\n"), "Warning "+writer.ReasonReferenceNotOurs+" Deployment ns/gpu not written in cluster c1")
+	assert.Contains(t, strings.Join(tc.events(), "\n"), "Warning "+guard.ReasonReferenceNotOurs+" Deployment ns/gpu not written in cluster c1")
 }
 
 // optionalSecrets is a Deployment whose pods read n optional Secrets,

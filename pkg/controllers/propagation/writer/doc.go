@@ -2,12 +2,11 @@
 // member cluster, and the live reads that guard one: the per-cluster
 // queues (internal/queues), create, apply, adopt and conflict
 // (memberwrite.go, ownership.go), the memory of what our writes left
-// (applied.go), repairs of drift and writes a member refuses (drift.go),
-// and the checks every write passes: the namespace is the federation's
-// (namespaceowner.go, namespacerbac.go) and what the copy names is ours
-// there (references.go, unheld.go). A removal the caches ask for is
-// confirmed by live reads first (unplace.go). It records the member-write
-// events on the federated object.
+// (applied.go), the federation's RBAC binding in namespaces it created
+// (namespacerbac.go), and the member-write events on the federated object.
+// Whether a write may go at all (namespace and reference ownership,
+// adoption, repair budgets) is package guard's to say. A removal the
+// caches ask for is confirmed by live reads first (unplace.go).
 //
 // The engine (package propagation) hands it tasks (Dispatch) and reads its
 // state (State, Last, ReferencesCached); the writer never calls

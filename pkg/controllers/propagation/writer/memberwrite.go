@@ -22,6 +22,7 @@ import (
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/writer/guard"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer/internal/queues"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/memberrbac"
@@ -34,11 +35,7 @@ func (w *Writer) writeMember(ctx context.Context, cluster string, t queues.Task)
 	// Releases touch only copies found ours (by label and UID): they are
 	// let go wherever they are.
 	if t.Action == queues.Apply {
-		if err := w.mayWriteIn(ctx, cluster, t.Fed.GetNamespace()); err != nil {
-			var notOurs *errNamespaceNotOurs
-			if errors.As(err, &notOurs) {
-				w.notWritten(cluster, t.Fed, ReasonNamespaceNotOurs, err)
-			}
+		if err := w.guard.MayWriteIn(ctx, cluster, t.Fed); err != nil {
 			return nil, err
 		}
 	}
@@ -60,22 +57,14 @@ func (w *Writer) writeMember(ctx context.Context, cluster string, t queues.Task)
 	// Before the in-sync check: a copy in sync is sent here again when
 	// what it names left our cache, or turned out another's (compare,
 	// ReferencesCached, CheckUnheld).
-	objKey := key(t.Fed.GetNamespace(), t.Fed.GetName())
-	err := w.referencesOurs(ctx, cluster, t.Fed, t.Desired)
-	w.unheld.checked(copyAt{cluster, objKey})
-	var cannotName *errCannotName
-	if errors.As(err, &cannotName) {
-		// The same copy is refused until the federated object changes.
-		return nil, &errRefusedByMember{err: err, wait: w.refusedWrites.Next(appliedKey(cluster, objKey), t.Hash)}
-	}
-	if err != nil {
+	if err := w.guard.ReferencesOurs(ctx, cluster, t.Fed, t.Desired, t.Hash); err != nil {
 		return w.releaseIfNotOurs(ctx, cluster, t, err)
 	}
 	if w.stale(cluster, t) || t.InSync {
 		return nil, nil
 	}
 	ev, err := w.applyWithAccess(ctx, cluster, t.Fed, t.Desired, t.Hash)
-	return ev, w.spaceOutRefused(cluster, t, err)
+	return ev, w.guard.SpaceOutRefused(cluster, key(t.Fed.GetNamespace(), t.Fed.GetName()), t.Hash, err)
 }
 
 // applyCopy makes a member hold desired: a new copy is created (which
@@ -95,11 +84,11 @@ func (w *Writer) applyCopy(ctx context.Context, cluster string, fed, desired *un
 	if exists {
 		// Our label's name, another federation's UID.
 		if o, other := w.ownerOf(cur); o != ownership.Us {
-			return nil, w.conflict(cluster, fed, cur, other)
+			return nil, w.guard.Conflict(cluster, fed, cur, other)
 		}
 	}
 	// Before any member call: a copy whose repairs are spent costs none.
-	if err := w.repairAllowed(cluster, fed, hash); err != nil {
+	if err := w.guard.RepairAllowed(cluster, fed, hash, last.hash, appliedBefore); err != nil {
 		return nil, err
 	}
 	ev := &queues.Event{Reason: ReasonUpdate, Verb: "Updated"}
@@ -112,7 +101,7 @@ func (w *Writer) applyCopy(ctx context.Context, cluster string, fed, desired *un
 	// Never written and not in a synced cache: absent, or not ours, which
 	// the create's answer tells apart. Written before but not in our
 	// cache: not there yet, deleted there, or our label taken off.
-	if !exists && !appliedBefore && !w.conflictKnown(cluster, objKey) && w.members.Synced(cluster, w.typ.Resource) {
+	if !exists && !appliedBefore && !w.guard.ConflictKnown(cluster, objKey) && w.members.Synced(cluster, w.typ.Resource) {
 		return w.createCopy(ctx, cluster, fed, desired, created)
 	}
 	if !exists {
@@ -127,7 +116,7 @@ func (w *Writer) applyCopy(ctx context.Context, cluster string, fed, desired *un
 			return nil, err
 		}
 		if o, other := w.ownerOf(live); o == ownership.Other {
-			return nil, w.conflict(cluster, fed, live, other)
+			return nil, w.guard.Conflict(cluster, fed, live, other)
 		} else if o == ownership.Member {
 			return w.adopt(ctx, cluster, fed, desired, live)
 		}
@@ -194,7 +183,7 @@ func (w *Writer) createCopy(ctx context.Context, cluster string, fed, desired *u
 		}
 		switch o, other := w.ownerOf(live); o {
 		case ownership.Other:
-			return nil, w.conflict(cluster, fed, live, other)
+			return nil, w.guard.Conflict(cluster, fed, live, other)
 		case ownership.Member:
 			return w.adopt(ctx, cluster, fed, desired, live)
 		}
@@ -219,10 +208,10 @@ func (w *Writer) createCopy(ctx context.Context, cluster string, fed, desired *u
 // for, marking it adopted; otherwise it is a conflict.
 func (w *Writer) adopt(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured, live metav1.Object) (*queues.Event, error) {
 	if why := federatedtypes.ManagedByMember(w.typ.Resource.GroupResource(), live); why != "" {
-		return nil, w.memberManaged(cluster, fed, live, why)
+		return nil, w.guard.MemberManaged(cluster, fed, live, why)
 	}
-	if !w.adoptionAsked(cluster, fed) && !w.adoptedAtJoin(live) {
-		return nil, w.conflict(cluster, fed, live, "")
+	if !w.guard.AdoptionAsked(cluster, fed) && !w.guard.AdoptedAtJoin(live) {
+		return nil, w.guard.Conflict(cluster, fed, live, "")
 	}
 	marked, _, err := plan.WithAdopted(w.typ, desired)
 	if err != nil {
@@ -234,7 +223,7 @@ func (w *Writer) adopt(ctx context.Context, cluster string, fed, desired *unstru
 // wrote records what our write left, and the versions it passed through
 // on the way: the copy is ours.
 func (w *Writer) wrote(cluster, objKey string, out writtenCopy, passed ...string) {
-	w.conflicts.Delete(appliedKey(cluster, objKey))
+	w.guard.Resolved(cluster, objKey)
 	w.applied.remember(cluster, objKey, out, true, passed...)
 }
 
@@ -465,4 +454,24 @@ func (w *Writer) stale(cluster string, t Task) bool {
 	}
 	w.outcomes.add(Outcome{ObjKey: objKey, Requeue: true})
 	return true
+}
+
+// releaseIfNotOurs removes a copy the member holds when what it names is
+// no longer the federation's there (refErr from referencesOurs): it would
+// act through another's object (the member's ServiceAccount of the same
+// name made after ours went, say).
+func (w *Writer) releaseIfNotOurs(ctx context.Context, cluster string, t queues.Task, refErr error) (*queues.Event, error) {
+	var notOurs *guard.ErrReferenceNotOurs
+	if !errors.As(refErr, &notOurs) {
+		return nil, refErr
+	}
+	if _, exists := w.members.Get(cluster, w.typ.Resource, t.Fed.GetNamespace(), t.Fed.GetName()); !exists {
+		return nil, refErr
+	}
+	ev, err := w.deleteCopy(ctx, cluster, t.Fed, ": "+notOurs.Msg)
+	if err != nil {
+		return nil, err
+	}
+	w.recorder.Eventf(t.Fed, corev1.EventTypeWarning, guard.ReasonReferenceNotOurs, "%s removed from cluster %s: %v", w.what(key(t.Fed.GetNamespace(), t.Fed.GetName())), cluster, refErr)
+	return ev, refErr
 }

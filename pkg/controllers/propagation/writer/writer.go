@@ -2,7 +2,6 @@ package writer
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,8 +15,8 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/writer/guard"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer/internal/queues"
-	"github.com/federation-v1/federation/pkg/controllers/propagation/writer/internal/repairbudget"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
 )
@@ -88,25 +87,11 @@ type Writer struct {
 	queues *queues.Queues
 	// applied is what our writes left in the members.
 	applied *appliedCopies
-	// unheld are the optional references to check live (unheld.go).
-	unheld *unheldReferences
-	// conflicts holds, by cluster and object key (appliedKey), the UID of
-	// a member object of that name found not to be ours, whose conflict
-	// was told (ownership.go).
-	conflicts sync.Map
+	// guard decides whether a write may go (package guard).
+	guard *guard.Guard
 	// namespaceAccess holds, by cluster/namespace, the namespaces where the
 	// federation's RBAC rights were found bound (namespacerbac.go).
 	namespaceAccess sync.Map
-	// namespaceOwners remember live reads of member namespaces that are
-	// not in our cache (namespaceowner.go); notWrittenTold holds, by
-	// reason, cluster and object key, the objects told not to be written
-	// for their namespace or what they name (notWritten).
-	namespaceOwners namespaceVerdicts
-	notWrittenTold  sync.Map
-	// repairs budget the repairs of each copy, refusedWrites space out the
-	// writes members refuse (drift.go).
-	repairs       *repairbudget.Budget
-	refusedWrites *repairbudget.Refused
 	// outcomes are the ends of writes the engine has yet to take.
 	outcomes outcomes
 }
@@ -120,11 +105,9 @@ func New(t *federatedtypes.Type, fed dynamic.Interface, lister cache.GenericList
 	}
 	w := &Writer{
 		typ: t, fed: fed, lister: lister, members: members, recorder: recorder, opts: cfg,
-		applied:       newAppliedCopies(),
-		unheld:        newUnheldReferences(),
-		repairs:       repairbudget.New(),
-		refusedWrites: repairbudget.NewRefused(),
-		outcomes:      outcomes{ready: make(chan struct{}, 1)},
+		applied:  newAppliedCopies(),
+		guard:    guard.New(t, fed, memberReads{members}, recorder, guard.Config{MemberTimeout: cfg.MemberTimeout, DefaultConflictResolution: cfg.DefaultConflictResolution}),
+		outcomes: outcomes{ready: make(chan struct{}, 1)},
 	}
 	w.queues = queues.New("sync_"+t.Name, "Writing a federated "+t.Kind, cfg.Workers, limiter, queues.Handlers{
 		Wanted: w.stillWanted,
@@ -162,7 +145,7 @@ func (w *Writer) State(objKey string, tracksStatus bool) (inFlight bool, failure
 
 // Idle reports whether no write is pending; Len is the number of objects
 // queued for a cluster.
-func (w *Writer) Idle() bool              { return w.queues.Idle() }
+func (w *Writer) Idle() bool             { return w.queues.Idle() }
 func (w *Writer) Len(cluster string) int { return w.queues.Len(cluster) }
 
 // WriteOnceForTesting makes a member hold what t says, in the caller and
@@ -180,31 +163,33 @@ func (w *Writer) Drain(ctx context.Context, cluster string) []error {
 }
 
 // Forget drops what is known of an object that is gone: its writes,
-// conflicts, refusals, repairs and unheld names.
+// and what its guard knows.
 func (w *Writer) Forget(objKey string) {
 	w.queues.Forget(objKey)
-	for _, told := range []*sync.Map{&w.conflicts, &w.notWrittenTold} {
-		told.Range(func(k, _ any) bool {
-			if ofObject(k.(string), objKey) {
-				told.Delete(k)
-			}
-			return true
-		})
-	}
-	w.repairs.Forget(func(k string) bool { return ofObject(k, objKey) })
-	w.refusedWrites.Forget(func(k string) bool { return ofObject(k, objKey) })
-	w.unheld.forget(objKey, nil)
+	w.guard.Forget(objKey)
 }
 
 // ForgetClusters drops the queues and memory of clusters not joined.
 func (w *Writer) ForgetClusters(joined func(cluster string) bool) {
 	w.queues.ForgetClusters(joined)
-	w.unheld.forget("", joined)
+	w.guard.ForgetClusters(joined)
 }
 
 // NamespaceChanged forgets what was read live of a member namespace, when
 // a member event of it comes.
-func (w *Writer) NamespaceChanged(cluster, ns string) { w.namespaceOwners.forget(cluster, ns) }
+func (w *Writer) NamespaceChanged(cluster, ns string) { w.guard.NamespaceChanged(cluster, ns) }
+
+// ReferencesCached reports whether the member cache holds as ours what a
+// copy in sync names (guard.ReferencesCached); else the copy is sent to
+// the writer, which checks it live.
+func (w *Writer) ReferencesCached(cluster string, desired *unstructured.Unstructured) bool {
+	return w.guard.ReferencesCached(cluster, desired)
+}
+
+// CheckUnheld looks for what copies in sync name that the members may have
+// made meanwhile, and returns the keys of the objects to reconcile again
+// (guard.CheckUnheld).
+func (w *Writer) CheckUnheld(ctx context.Context) []string { return w.guard.CheckUnheld(ctx) }
 
 // Seen notes a member watch event of a copy.
 func (w *Writer) Seen(cluster, objKey string) { w.applied.seen(cluster, objKey) }
@@ -217,12 +202,6 @@ func (w *Writer) Seen(cluster, objKey string) { w.applied.seen(cluster, objKey) 
 // checking all N copies.
 func (w *Writer) IsEcho(cluster, objKey string) bool {
 	return w.holdsOurWrite(cluster, objKey) || w.queues.Writing(cluster, objKey)
-}
-
-// ofObject reports whether a key of per-copy memory (reason/cluster/ns/name
-// or cluster/ns/name) is one of objKey's copies.
-func ofObject(k, objKey string) bool {
-	return strings.HasSuffix(k, "/"+objKey)
 }
 
 // stillWanted reports whether a task should run: its cluster is Ready and,
@@ -284,4 +263,15 @@ func splitKey(objKey string) (ns, name string) {
 func (w *Writer) Known(cluster, objKey string) bool {
 	_, ok := w.applied.get(cluster, objKey)
 	return ok
+}
+
+// memberReads gives the guard live reads of members, and no client.
+type memberReads struct{ Members }
+
+func (m memberReads) GetLive(ctx context.Context, cluster string, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
+	client, err := m.Client(cluster)
+	if err != nil {
+		return nil, err
+	}
+	return client.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 }

@@ -264,3 +264,12 @@ func (m *Members) Actions(cluster string) []string {
 	}
 	return out
 }
+
+// GetLive reads an object as the member holds it (its client's tracker).
+func (m *Members) GetLive(ctx context.Context, cluster string, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
+	client, err := m.Client(cluster)
+	if err != nil {
+		return nil, err
+	}
+	return client.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+}

@@ -1,4 +1,4 @@
-package writer
+package guard
 
 import (
 	"context"
@@ -178,21 +178,21 @@ func (u *unheldReferences) round(budget int) ([]memberList, map[memberList]*want
 // CheckUnheld runs one round: its LISTs; the copies naming an object found
 // there (that is not ours) are marked foreign, and the keys of their
 // federated objects returned, to be reconciled again.
-func (w *Writer) CheckUnheld(ctx context.Context) (found []string) {
-	lists, wants := w.unheld.round(maxUnheldLists)
+func (g *Guard) CheckUnheld(ctx context.Context) (found []string) {
+	lists, wants := g.unheld.round(maxUnheldLists)
 	// Not ours: without our UID (which another federation of our name does
 	// not have either), or, while it is not known, without our name; our
 	// copies from before the UID label are told apart by isOurs below.
-	others := federationv1beta1.FederationLabel + "!=" + w.members.Federation()
-	if uid := w.members.FederationUID(); uid != "" {
+	others := federationv1beta1.FederationLabel + "!=" + g.members.Federation()
+	if uid := g.members.FederationUID(); uid != "" {
 		others = federationv1beta1.FederationUIDLabel + "!=" + uid
 	}
 	for _, l := range lists {
 		selector := others
 		if l.claims {
-			selector = w.notFromOurTemplates()
+			selector = g.notFromOurTemplates()
 		}
-		items, err := w.listLive(ctx, l.cluster, l.resource, l.namespace, selector)
+		items, err := g.listLive(ctx, l.cluster, l.resource, l.namespace, selector)
 		if err != nil {
 			klog.FromContext(ctx).V(2).Info("Listing what copies may name", "cluster", l.cluster, "resource", l.resource.Resource, "namespace", l.namespace, "err", err)
 			continue
@@ -200,7 +200,7 @@ func (w *Writer) CheckUnheld(ctx context.Context) (found []string) {
 		wl := wants[l]
 		for i := range items {
 			obj := &items[i]
-			if w.isOurs(obj) {
+			if g.isOurs(obj) {
 				continue
 			}
 			users := wl.names[obj.Name]
@@ -210,7 +210,7 @@ func (w *Writer) CheckUnheld(ctx context.Context) (found []string) {
 				}
 			}
 			for _, at := range users {
-				w.unheld.markForeign(at)
+				g.unheld.markForeign(at)
 				found = append(found, at.key)
 			}
 		}

@@ -1,4 +1,4 @@
-package writer
+package guard
 
 import (
 	"context"
@@ -7,13 +7,11 @@ import (
 	"regexp"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/federation-v1/federation/pkg/controllers/propagation/writer/internal/queues"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -23,11 +21,11 @@ import (
 // written before is removed.
 const ReasonReferenceNotOurs = "ReferenceNotOwnedInCluster"
 
-// errReferenceNotOurs keeps a copy out of a member (and takes it out):
+// ErrReferenceNotOurs keeps a copy out of a member (and takes it out):
 // what it names is another's there, or gone from the federation too.
-type errReferenceNotOurs struct{ msg string }
+type ErrReferenceNotOurs struct{ Msg string }
 
-func (e *errReferenceNotOurs) Error() string { return e.msg }
+func (e *ErrReferenceNotOurs) Error() string { return e.Msg }
 
 // errCannotName keeps a copy out of a member: it names an object of a
 // kind the federation never propagates (federatedtypes.References' error;
@@ -38,10 +36,26 @@ func (e *errCannotName) Error() string { return e.err.Error() }
 func (e *errCannotName) Unwrap() error { return e.err }
 
 // referenceNotOurs tells (once per cause: notWritten) that fed's copy is
-// not written in cluster, and why, and returns that as errReferenceNotOurs.
-func (w *Writer) referenceNotOurs(cluster string, fed *unstructured.Unstructured, format string, args ...any) error {
-	err := &errReferenceNotOurs{msg: fmt.Sprintf(format, args...)}
-	w.notWritten(cluster, fed, ReasonReferenceNotOurs, err)
+// not written in cluster, and why, and returns that as ErrReferenceNotOurs.
+func (g *Guard) referenceNotOurs(cluster string, fed *unstructured.Unstructured, format string, args ...any) error {
+	err := &ErrReferenceNotOurs{Msg: fmt.Sprintf(format, args...)}
+	g.notWritten(cluster, fed, ReasonReferenceNotOurs, err)
+	return err
+}
+
+// ReferencesOurs returns nil when every member object the copy desired of
+// fed names is ours in cluster (referencesOurs); what the copy names
+// that the federation never propagates (errCannotName) keeps the same
+// copy (hash) refused for longer and longer, until the object changes.
+// Its unheld names are checked again from here on.
+func (g *Guard) ReferencesOurs(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured, hash string) error {
+	objKey := key(fed.GetNamespace(), fed.GetName())
+	err := g.referencesOurs(ctx, cluster, fed, desired)
+	g.unheld.checked(copyAt{cluster, objKey})
+	var cannotName *errCannotName
+	if errors.As(err, &cannotName) {
+		return &errRefusedByMember{err: err, wait: g.refusedWrites.Next(copyKey(cluster, objKey), hash)}
+	}
 	return err
 }
 
@@ -54,45 +68,45 @@ func (w *Writer) referenceNotOurs(cluster string, fed *unstructured.Unstructured
 // there (desired: overrides applied), and the member's object from our
 // cache, else live. An absent object is waited for while the federation
 // has it (its copy is on its way); an absent optional one is no reference.
-func (w *Writer) referencesOurs(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured) error {
+func (g *Guard) referencesOurs(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured) error {
 	refs, err := federatedtypes.References(desired)
-	what := w.what(key(desired.GetNamespace(), desired.GetName()))
+	what := g.what(key(desired.GetNamespace(), desired.GetName()))
 	if err != nil {
 		err = &errCannotName{fmt.Errorf("%s is not written to members: %w", what, err)}
-		w.notWritten(cluster, fed, ReasonReferenceNotOurs, err)
+		g.notWritten(cluster, fed, ReasonReferenceNotOurs, err)
 		return err
 	}
 	ns := desired.GetNamespace()
-	_, copyExists := w.members.Get(cluster, w.typ.Resource, ns, desired.GetName())
+	_, copyExists := g.members.Get(cluster, g.typ.Resource, ns, desired.GetName())
 	for _, r := range refs {
 		if r.AtCreate && copyExists {
 			continue
 		}
-		if cur, ok := w.members.Get(cluster, r.Resource, ns, r.Name); ok && w.isOurs(cur) {
+		if cur, ok := g.members.Get(cluster, r.Resource, ns, r.Name); ok && g.isOurs(cur) {
 			continue
 		}
-		live, err := w.readMember(ctx, cluster, r.Resource, ns, r.Name)
+		live, err := g.readMember(ctx, cluster, r.Resource, ns, r.Name)
 		switch {
 		case apierrors.IsNotFound(err) && r.Optional:
 			continue
 		case apierrors.IsNotFound(err):
-			if federated, ferr := w.federationHas(ctx, r, ns); ferr != nil || federated {
+			if federated, ferr := g.federationHas(ctx, r, ns); ferr != nil || federated {
 				return fmt.Errorf("%s waits for its %s %s (%s) in cluster %s", what, r.Kind, r.Name, r.Field, cluster)
 			}
-			return w.referenceNotOurs(cluster, fed, "%s names %s %s (%s), which neither the federation nor cluster %s holds", what, r.Kind, r.Name, r.Field, cluster)
+			return g.referenceNotOurs(cluster, fed, "%s names %s %s (%s), which neither the federation nor cluster %s holds", what, r.Kind, r.Name, r.Field, cluster)
 		case err != nil:
 			return fmt.Errorf("reading %s %s/%s, which %s names, in cluster %s: %w", r.Kind, ns, r.Name, what, cluster, err)
-		case !w.isOurs(live):
-			return w.referenceNotOurs(cluster, fed, "%s names %s %s (%s), which in cluster %s is not the federation's", what, r.Kind, r.Name, r.Field, cluster)
+		case !g.isOurs(live):
+			return g.referenceNotOurs(cluster, fed, "%s names %s %s (%s), which in cluster %s is not the federation's", what, r.Kind, r.Name, r.Field, cluster)
 		}
 	}
-	return w.claimsOurs(ctx, cluster, fed, desired)
+	return g.claimsOurs(ctx, cluster, fed, desired)
 }
 
 // federationHas reports whether the federation holds what r names, not
 // being deleted.
-func (w *Writer) federationHas(ctx context.Context, r federatedtypes.Reference, ns string) (bool, error) {
-	obj, err := w.fed.Resource(r.Resource).Namespace(ns).Get(ctx, r.Name, metav1.GetOptions{})
+func (g *Guard) federationHas(ctx context.Context, r federatedtypes.Reference, ns string) (bool, error) {
+	obj, err := g.fed.Resource(r.Resource).Namespace(ns).Get(ctx, r.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
@@ -104,39 +118,39 @@ func (w *Writer) federationHas(ctx context.Context, r federatedtypes.Reference, 
 // from the federation's templates: its pods would mount another team's
 // volumes. Claims made from our templates carry ClaimLabel; a copy sent
 // without it (adopted, or older than the label) is not checked.
-func (w *Writer) claimsOurs(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured) error {
+func (g *Guard) claimsOurs(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured) error {
 	prefixes := federatedtypes.StatefulSetClaimPrefixes(desired)
-	if len(prefixes) == 0 || !w.typ.Pods.HasFixed(desired) {
+	if len(prefixes) == 0 || !g.typ.Pods.HasFixed(desired) {
 		return nil
 	}
 	// One list of the namespace's claims not made from our templates.
-	others, err := w.listLive(ctx, cluster, federatedtypes.ClaimsResource, desired.GetNamespace(), w.notFromOurTemplates())
+	others, err := g.listLive(ctx, cluster, federatedtypes.ClaimsResource, desired.GetNamespace(), g.notFromOurTemplates())
 	if err != nil {
 		return fmt.Errorf("listing the claims of namespace %s in cluster %s: %w", desired.GetNamespace(), cluster, err)
 	}
 	for i := range others {
 		claim := &others[i]
-		if w.isOurs(claim) || !isClaimOf(claim.GetName(), prefixes) {
+		if g.isOurs(claim) || !isClaimOf(claim.GetName(), prefixes) {
 			continue
 		}
-		return w.referenceNotOurs(cluster, fed, "%s would use PersistentVolumeClaim %s (spec.volumeClaimTemplates), which in cluster %s was not made from the federation's template",
-			w.what(key(desired.GetNamespace(), desired.GetName())), claim.GetName(), cluster)
+		return g.referenceNotOurs(cluster, fed, "%s would use PersistentVolumeClaim %s (spec.volumeClaimTemplates), which in cluster %s was not made from the federation's template",
+			g.what(key(desired.GetNamespace(), desired.GetName())), claim.GetName(), cluster)
 	}
 	return nil
 }
 
 // notFromOurTemplates selects the claims not made from the federation's
 // StatefulSet templates (federatedtypes.ClaimLabel).
-func (w *Writer) notFromOurTemplates() string {
-	return federatedtypes.ClaimLabel + "!=" + w.members.Federation()
+func (g *Guard) notFromOurTemplates() string {
+	return federatedtypes.ClaimLabel + "!=" + g.members.Federation()
 }
 
 // listLive lists, from a member and within the member timeout, the
 // metadata of its objects of gvr in ns that selector selects.
-func (w *Writer) listLive(ctx context.Context, cluster string, gvr schema.GroupVersionResource, ns, selector string) ([]metav1.PartialObjectMetadata, error) {
-	ctx, cancel := context.WithTimeout(ctx, w.opts.MemberTimeout)
+func (g *Guard) listLive(ctx context.Context, cluster string, gvr schema.GroupVersionResource, ns, selector string) ([]metav1.PartialObjectMetadata, error) {
+	ctx, cancel := context.WithTimeout(ctx, g.opts.MemberTimeout)
 	defer cancel()
-	return w.members.ListLive(ctx, cluster, gvr, ns, selector)
+	return g.members.ListLive(ctx, cluster, gvr, ns, selector)
 }
 
 var ordinal = regexp.MustCompile(`^[0-9]+$`)
@@ -157,7 +171,7 @@ func isClaimOf(name string, prefixes []string) bool {
 // does not hold there (optional references, a StatefulSet's claims) is
 // remembered for CheckUnheld: reading them here would make every sync read
 // them.
-func (w *Writer) ReferencesCached(cluster string, desired *unstructured.Unstructured) bool {
+func (g *Guard) ReferencesCached(cluster string, desired *unstructured.Unstructured) bool {
 	at := copyAt{cluster, key(desired.GetNamespace(), desired.GetName())}
 	refs, err := federatedtypes.References(desired)
 	if err != nil {
@@ -171,7 +185,7 @@ func (w *Writer) ReferencesCached(cluster string, desired *unstructured.Unstruct
 		if r.AtCreate {
 			continue
 		}
-		if cur, ok := w.members.Get(at.cluster, r.Resource, desired.GetNamespace(), r.Name); ok && w.isOurs(cur) {
+		if cur, ok := g.members.Get(at.cluster, r.Resource, desired.GetNamespace(), r.Name); ok && g.isOurs(cur) {
 			continue
 		}
 		if !r.Optional {
@@ -181,29 +195,9 @@ func (w *Writer) ReferencesCached(cluster string, desired *unstructured.Unstruct
 		}
 		unheld.refs = append(unheld.refs, r)
 	}
-	if w.typ.Pods.HasFixed(desired) {
+	if g.typ.Pods.HasFixed(desired) {
 		unheld.claimPrefixes = federatedtypes.StatefulSetClaimPrefixes(desired)
 	}
-	w.unheld.set(at, unheld)
-	return held && !w.unheld.isForeign(at)
-}
-
-// releaseIfNotOurs removes a copy the member holds when what it names is
-// no longer the federation's there (refErr from referencesOurs): it would
-// act through another's object (the member's ServiceAccount of the same
-// name made after ours went, say).
-func (w *Writer) releaseIfNotOurs(ctx context.Context, cluster string, t queues.Task, refErr error) (*queues.Event, error) {
-	var notOurs *errReferenceNotOurs
-	if !errors.As(refErr, &notOurs) {
-		return nil, refErr
-	}
-	if _, exists := w.members.Get(cluster, w.typ.Resource, t.Fed.GetNamespace(), t.Fed.GetName()); !exists {
-		return nil, refErr
-	}
-	ev, err := w.deleteCopy(ctx, cluster, t.Fed, ": "+notOurs.msg)
-	if err != nil {
-		return nil, err
-	}
-	w.recorder.Eventf(t.Fed, corev1.EventTypeWarning, ReasonReferenceNotOurs, "%s removed from cluster %s: %v", w.what(key(t.Fed.GetNamespace(), t.Fed.GetName())), cluster, refErr)
-	return ev, refErr
+	g.unheld.set(at, unheld)
+	return held && !g.unheld.isForeign(at)
 }

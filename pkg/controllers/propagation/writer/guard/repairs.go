@@ -1,4 +1,4 @@
-package writer
+package guard
 
 import (
 	"fmt"
@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
-	"github.com/federation-v1/federation/pkg/controllers/propagation/writer/internal/queues"
 )
 
 // Drift that fights back. A repair is a write of what we last wrote
@@ -64,42 +63,42 @@ func (e *errRefusedByMember) Error() string             { return e.err.Error() }
 func (e *errRefusedByMember) Unwrap() error             { return e.err }
 func (e *errRefusedByMember) RetryAfter() time.Duration { return e.wait }
 
-// spaceOutRefused returns err, spaced out when the member refused the
+// SpaceOutRefused returns err, spaced out when the member refused the
 // write; a write that went through forgets the copy's refusals.
-func (w *Writer) spaceOutRefused(cluster string, t queues.Task, err error) error {
-	k := appliedKey(cluster, key(t.Fed.GetNamespace(), t.Fed.GetName()))
+func (g *Guard) SpaceOutRefused(cluster, objKey, hash string, err error) error {
+	k := copyKey(cluster, objKey)
 	if err == nil {
-		w.refusedWrites.Forget(func(s string) bool { return s == k })
+		g.refusedWrites.Forget(func(s string) bool { return s == k })
 		return nil
 	}
 	if !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) && !apierrors.IsRequestEntityTooLargeError(err) {
 		return err
 	}
-	return &errRefusedByMember{err: err, wait: w.refusedWrites.Next(k, t.Hash)}
+	return &errRefusedByMember{err: err, wait: g.refusedWrites.Next(k, hash)}
 }
 
-// repairAllowed returns nil when a write of hash to cluster may go, and
-// an error when it is a repair the copy's budget refuses (now or for a
-// while). Writes of a new hash are never budgeted: they follow the
+// RepairAllowed returns nil when a write of hash to cluster may go, and an
+// error when it is a repair (our last write there, lastHash, was of the
+// same hash: written says there was one) the copy's budget refuses (now or
+// for a while). Writes of a new hash are never budgeted: they follow the
 // tenant's own changes, one write per change.
-func (w *Writer) repairAllowed(cluster string, fed *unstructured.Unstructured, hash string) error {
+func (g *Guard) RepairAllowed(cluster string, fed *unstructured.Unstructured, hash, lastHash string, written bool) error {
 	objKey := key(fed.GetNamespace(), fed.GetName())
-	last, appliedBefore := w.applied.get(cluster, objKey)
-	if !appliedBefore || last.hash != hash {
+	if !written || lastHash != hash {
 		return nil
 	}
-	v := w.repairs.Take(appliedKey(cluster, objKey), hash, time.Now())
+	v := g.repairs.Take(copyKey(cluster, objKey), hash, time.Now())
 	switch {
 	case v.Allowed:
 		return nil
 	case v.Exhausted:
-		err := &errDriftConflict{what: w.what(objKey), cluster: cluster, repairs: v.Repairs, window: w.repairs.Window, wait: v.Wait}
+		err := &errDriftConflict{what: g.what(objKey), cluster: cluster, repairs: v.Repairs, window: g.repairs.Window, wait: v.Wait}
 		if v.FirstExhausted {
-			syncmetrics.DriftConflicts.WithLabelValues(w.typ.Name, cluster).Inc()
-			w.recorder.Event(fed, corev1.EventTypeWarning, ReasonDriftConflict, err.Error())
+			syncmetrics.DriftConflicts.WithLabelValues(g.typ.Name, cluster).Inc()
+			g.recorder.Event(fed, corev1.EventTypeWarning, ReasonDriftConflict, err.Error())
 		}
 		return err
 	}
 	return &errRepairWaits{wait: v.Wait, msg: fmt.Sprintf("%s in cluster %s was changed there again: repaired %d times lately, the next repair waits %s",
-		w.what(objKey), cluster, v.Repairs, v.Wait.Round(time.Millisecond))}
+		g.what(objKey), cluster, v.Repairs, v.Wait.Round(time.Millisecond))}
 }

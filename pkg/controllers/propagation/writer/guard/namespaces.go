@@ -1,14 +1,14 @@
-package writer
+package guard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -59,7 +59,7 @@ func (v *namespaceVerdicts) set(cluster, ns string, ours bool, now time.Time) {
 }
 
 // forget drops what was read of a namespace, when a member event of it
-// comes.
+// comes (NamespaceChanged).
 func (v *namespaceVerdicts) forget(cluster, ns string) { v.m.Delete(cluster + "/" + ns) }
 
 // OwnsNamespace reports whether a member namespace's labels say the
@@ -79,25 +79,36 @@ func (e *errNamespaceNotOurs) Error() string {
 		e.namespace, e.cluster, e.fed, e.namespace, "federation.kubernetes.io/conflict-resolution", "adopt")
 }
 
-// mayWriteIn returns nil when the federation may write in namespace ns of
-// cluster, and errNamespaceNotOurs when it may not. Cluster-scoped objects
-// ("") may always be written (their own ownership rules apply).
-func (w *Writer) mayWriteIn(ctx context.Context, cluster, ns string) error {
+// MayWriteIn returns nil when the federation may write fed's copy in its
+// namespace of cluster, and errNamespaceNotOurs when it may not (told once
+// in a ReasonNamespaceNotOurs event on fed). Cluster-scoped objects may
+// always be written (their own ownership rules apply).
+func (g *Guard) MayWriteIn(ctx context.Context, cluster string, fed *unstructured.Unstructured) error {
+	err := g.mayWriteIn(ctx, cluster, fed.GetNamespace())
+	var notOurs *errNamespaceNotOurs
+	if errors.As(err, &notOurs) {
+		g.notWritten(cluster, fed, ReasonNamespaceNotOurs, err)
+	}
+	return err
+}
+
+// mayWriteIn is MayWriteIn for namespace ns.
+func (g *Guard) mayWriteIn(ctx context.Context, cluster, ns string) error {
 	if ns == "" {
 		return nil
 	}
-	fed := w.members.Federation()
-	if cached, ok := w.members.Get(cluster, membercluster.NamespacesResource, "", ns); ok && OwnsNamespace(cached.GetLabels(), fed) {
+	fed := g.members.Federation()
+	if cached, ok := g.members.Get(cluster, membercluster.NamespacesResource, "", ns); ok && OwnsNamespace(cached.GetLabels(), fed) {
 		return nil
 	}
 	now := time.Now()
-	ours, known := w.namespaceOwners.get(cluster, ns, now)
+	ours, known := g.namespaceOwners.get(cluster, ns, now)
 	if !known {
 		var err error
-		if ours, err = w.readNamespaceOwner(ctx, cluster, ns); err != nil {
+		if ours, err = g.readNamespaceOwner(ctx, cluster, ns); err != nil {
 			return err
 		}
-		w.namespaceOwners.set(cluster, ns, ours, now)
+		g.namespaceOwners.set(cluster, ns, ours, now)
 	}
 	if !ours {
 		return &errNamespaceNotOurs{namespace: ns, cluster: cluster, fed: fed}
@@ -107,8 +118,8 @@ func (w *Writer) mayWriteIn(ctx context.Context, cluster, ns string) error {
 
 // readNamespaceOwner reads a member namespace that our cache does not
 // show as ours.
-func (w *Writer) readNamespaceOwner(ctx context.Context, cluster, ns string) (bool, error) {
-	live, err := w.readMember(ctx, cluster, membercluster.NamespacesResource, "", ns)
+func (g *Guard) readNamespaceOwner(ctx context.Context, cluster, ns string) (bool, error) {
+	live, err := g.readMember(ctx, cluster, membercluster.NamespacesResource, "", ns)
 	if apierrors.IsNotFound(err) {
 		// Not there yet (its Namespace is being written), or gone: the
 		// write is tried again, and nothing is remembered.
@@ -117,29 +128,25 @@ func (w *Writer) readNamespaceOwner(ctx context.Context, cluster, ns string) (bo
 	if err != nil {
 		return false, fmt.Errorf("reading namespace %s in cluster %s: %w", ns, cluster, err)
 	}
-	return OwnsNamespace(live.GetLabels(), w.members.Federation()), nil
+	return OwnsNamespace(live.GetLabels(), g.members.Federation()), nil
 }
 
 // notWritten tells, once per reason, object, cluster and cause, that the
 // object's copy is not written in the member, and why.
-func (w *Writer) notWritten(cluster string, fed *unstructured.Unstructured, reason string, err error) {
+func (g *Guard) notWritten(cluster string, fed *unstructured.Unstructured, reason string, err error) {
 	objKey := key(fed.GetNamespace(), fed.GetName())
 	// Told again when the object is another or the cause changed.
 	said := string(fed.GetUID()) + "\x00" + err.Error()
-	if before, told := w.notWrittenTold.Swap(reason+"/"+appliedKey(cluster, objKey), said); told && before == said {
+	if before, told := g.notWrittenTold.Swap(reason+"/"+copyKey(cluster, objKey), said); told && before == said {
 		return
 	}
-	w.recorder.Eventf(fed, corev1.EventTypeWarning, reason, "%s not written in cluster %s: %v", w.what(objKey), cluster, err)
+	g.recorder.Eventf(fed, corev1.EventTypeWarning, reason, "%s not written in cluster %s: %v", g.what(objKey), cluster, err)
 }
 
 // readMember reads one object from a member, live, within the member
 // timeout.
-func (w *Writer) readMember(ctx context.Context, cluster string, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
-	client, err := w.members.Client(cluster)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, w.opts.MemberTimeout)
+func (g *Guard) readMember(ctx context.Context, cluster string, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
+	ctx, cancel := context.WithTimeout(ctx, g.opts.MemberTimeout)
 	defer cancel()
-	return client.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	return g.members.GetLive(ctx, cluster, gvr, ns, name)
 }
