@@ -8,8 +8,7 @@ import (
 	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac/bootstrappolicy"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/federatedtypes"
-	"github.com/federation-v1/federation/pkg/serviceingresses"
+	"github.com/federation-v1/federation/pkg/controllers/managerrbac"
 )
 
 // bootstrapPolicy is the RBAC policy the server keeps in place at every
@@ -22,20 +21,33 @@ func bootstrapPolicy() *rbacrest.PolicyData {
 	return &rbacrest.PolicyData{
 		ClusterRoles:               append(bootstrappolicy.ClusterRoles(), federationClusterRoles()...),
 		ClusterRoleBindings:        append(append(bootstrappolicy.ClusterRoleBindings(), federationClusterRoleBindings()...), customResourcesBinding()),
-		Roles:                      byNamespace(federationRoles(), leaderElectionRoles(), dnsPublisherRoles()),
-		RoleBindings:               byNamespace(federationRoleBindings(), leaderElectionRoleBindings(), dnsPublisherRoleBindings()),
+		Roles:                      controllerManagerRoles(),
+		RoleBindings:               controllerManagerRoleBindings(),
 		ClusterRolesToAggregate:    map[string]string{},
 		ClusterRoleBindingsToSplit: map[string]rbacv1.ClusterRoleBinding{},
 	}
 }
 
-// byNamespace merges namespaced roles or bindings given by namespace.
-func byNamespace[T any](sets ...map[string][]T) map[string][]T {
-	out := map[string][]T{}
-	for _, set := range sets {
-		for ns, items := range set {
-			out[ns] = append(out[ns], items...)
-		}
+// controllerManagerRoles are the controller manager's namespaced roles
+// (package managerrbac), by namespace.
+func controllerManagerRoles() map[string][]rbacv1.Role {
+	out := map[string][]rbacv1.Role{}
+	for _, r := range managerrbac.Roles() {
+		role := rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: r.Name, Namespace: r.Namespace}, Rules: r.Rules}
+		withBootstrapMetadata(&role.ObjectMeta)
+		out[r.Namespace] = append(out[r.Namespace], role)
+	}
+	return out
+}
+
+// controllerManagerRoleBindings bind each of them to the controller
+// manager alone.
+func controllerManagerRoleBindings() map[string][]rbacv1.RoleBinding {
+	out := map[string][]rbacv1.RoleBinding{}
+	for _, r := range managerrbac.Roles() {
+		binding := rbacv1helpers.NewRoleBinding(r.Name, r.Namespace).Users(federationv1beta1.ControllerManagerUser).BindingOrDie()
+		withBootstrapMetadata(&binding.ObjectMeta)
+		out[r.Namespace] = append(out[r.Namespace], binding)
 	}
 	return out
 }
@@ -64,29 +76,10 @@ func federationClusterRoles() []rbacv1.ClusterRole {
 }
 
 // controllerManagerRules are what federation-controller-manager does at
-// the federation: watch every federated type and write its finalizers,
-// status and service-ingresses annotation (never create or delete one),
-// keep Deployments' revision history (create and delete the local
-// ReplicaSets of it, write the revision annotation, perform rollbacks),
-// keep Clusters' status, read the members' credentials, record events.
-// Listing and watching every federated type and updating resourcequotas/status
-// is also all the resource quota controller needs (the federation's own
-// object counts in the quotas' status: pkg/controllers/federationquota).
+// the federation: what each of its controllers declares next to itself
+// (package managerrbac).
 func controllerManagerRules() []rbacv1.PolicyRule {
-	var rules []rbacv1.PolicyRule
-	for _, t := range federatedtypes.All {
-		r := t.Resource.Resource
-		rules = append(rules,
-			rbacv1helpers.NewRule("get", "list", "watch", "update", "patch").Groups(t.Resource.Group).Resources(r, r+"/status").RuleOrDie())
-	}
-	return append(rules,
-		// A Deployment's revision history: local ReplicaSets the controller
-		// manager creates and deletes at the federation (deploymenthistory).
-		rbacv1helpers.NewRule("create", "delete").Groups("apps").Resources("replicasets").RuleOrDie(),
-		rbacv1helpers.NewRule("update").Groups("").Resources("services/"+serviceingresses.Subresource).RuleOrDie(),
-		rbacv1helpers.NewRule("get", "list", "watch", "update", "patch").Groups(federationv1beta1.SchemeGroupVersion.Group).Resources("clusters", "clusters/status").RuleOrDie(),
-		rbacv1helpers.NewRule("create", "update", "patch").Groups("", "events.k8s.io").Resources("events").RuleOrDie(),
-	)
+	return managerrbac.ClusterRules()
 }
 
 // federationClusterRoleBindings bind the federation's components to their

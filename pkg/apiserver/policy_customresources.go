@@ -10,28 +10,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
-	rbacv1helpers "k8s.io/kubernetes/pkg/apis/rbac/v1"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/managerrbac"
 )
 
 // customResourcesRole is the controller manager's role on CRDs and on the
 // custom resources of their groups, which the server keeps listing the
 // groups of the CRDs there are (crdGroups), so that the controller
 // manager never holds rights on every resource.
-const customResourcesRole = federationv1beta1.ControllerManagerUser + ":custom-resources"
-
-// customResourcesRules are what the propagation of CRDs and of the custom
-// resources of groups needs: watch them, write their finalizers, status
-// and annotations (never create or delete one).
-func customResourcesRules(groups []string) []rbacv1.PolicyRule {
-	verbs := []string{"get", "list", "watch", "update", "patch"}
-	rules := []rbacv1.PolicyRule{rbacv1helpers.NewRule(verbs...).Groups("apiextensions.k8s.io").Resources("customresourcedefinitions").RuleOrDie()}
-	if len(groups) > 0 {
-		rules = append(rules, rbacv1helpers.NewRule(verbs...).Groups(groups...).Resources("*").RuleOrDie())
-	}
-	return rules
-}
+const customResourcesRole = managerrbac.CustomResourcesRole
 
 // customResourcesBinding binds the controller manager to its role, which
 // the bootstrap policy keeps as it keeps the others.
@@ -84,7 +72,7 @@ func (w *customResourcesRoleWriter) run(ctx context.Context) {
 }
 
 func (w *customResourcesRoleWriter) write(ctx context.Context, groups []string) error {
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: customResourcesRole}, Rules: customResourcesRules(groups)}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: customResourcesRole}, Rules: managerrbac.CustomResourcesRules(groups)}
 	withBootstrapMetadata(&role.ObjectMeta)
 	roles := w.client.RbacV1().ClusterRoles()
 	current, err := roles.Get(ctx, role.Name, metav1.GetOptions{})
