@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 )
 
 // backupOptions are the flags of kubefed backup.
@@ -24,7 +24,7 @@ func (o *backupOptions) validate() error {
 func newBackupCommand(_ *globalFlags) *cobra.Command {
 	o := &backupOptions{}
 	cmd := localCommand("backup", "Write an etcd snapshot of a running local federation to a file",
-		func(cmd *cobra.Command, plane *localplane.Plane) error {
+		func(cmd *cobra.Command, plane *processplane.Plane) error {
 			info, err := plane.Backup(cmd.Context(), o.output)
 			if err != nil {
 				return err

@@ -12,7 +12,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/hostplane"
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 )
 
 // initOptions are the options of `kubefed init`.
@@ -120,7 +120,7 @@ one leading, the other standing by.`,
 func (o *initOptions) complete(args []string) error {
 	o.name = args[0]
 	if o.dataDir == "" {
-		dir, err := localplane.DefaultDir(o.name)
+		dir, err := processplane.DefaultDir(o.name)
 		if err != nil {
 			return err
 		}
@@ -172,14 +172,14 @@ func (o *initOptions) validate() error {
 }
 
 func (o *initOptions) run(cmd *cobra.Command, out io.Writer) error {
-	reg, err := localplane.DefaultRegistry()
+	reg, err := processplane.DefaultRegistry()
 	if err != nil {
 		return err
 	}
-	if err := localplane.Claim(reg, o.name, o.dataDir); err != nil {
+	if err := processplane.Claim(reg, o.name, o.dataDir); err != nil {
 		return err
 	}
-	plane, err := localplane.New(localplane.Options{
+	plane, err := processplane.New(processplane.Options{
 		Name: o.name, Dir: o.dataDir, AdvertiseAddress: o.advertiseAddress,
 		Port: o.port, EtcdServers: o.etcdServers,
 		DNSZone: o.dnsZoneName, DNSPort: o.dnsPort, DNSProviderConfig: o.dnsProviderConfig,
@@ -210,7 +210,7 @@ func (o *initOptions) run(cmd *cobra.Command, out io.Writer) error {
 	const starting = "Starting federation control plane processes..."
 	fmt.Fprint(out, starting)
 	started := false
-	err = plane.Up(ctx, o.find, localplane.UpProgress{
+	err = plane.Up(ctx, o.find, processplane.UpProgress{
 		Started: func() {
 			started = true
 			fmt.Fprint(out, " done\nWaiting for federation control plane to come up")

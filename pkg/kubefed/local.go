@@ -6,32 +6,32 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 )
 
 // localCommand builds start, stop, delete, backup and restore, which act
 // on an existing local plane: the one in --data-dir, else the one init
-// recorded for the name (localplane.Locate).
-func localCommand(use, short string, run func(cmd *cobra.Command, plane *localplane.Plane) error) *cobra.Command {
+// recorded for the name (processplane.Locate).
+func localCommand(use, short string, run func(cmd *cobra.Command, plane *processplane.Plane) error) *cobra.Command {
 	return localCommandOr(use, short, run, nil)
 }
 
 // localCommandOr is localCommand with stale, which handles a name whose
 // recorded folder is gone (nil: that is an error).
-func localCommandOr(use, short string, run func(cmd *cobra.Command, plane *localplane.Plane) error,
-	stale func(cmd *cobra.Command, reg *localplane.Registry, err *localplane.StaleRecordError) error) *cobra.Command {
+func localCommandOr(use, short string, run func(cmd *cobra.Command, plane *processplane.Plane) error,
+	stale func(cmd *cobra.Command, reg *processplane.Registry, err *processplane.StaleRecordError) error) *cobra.Command {
 	var dataDir string
 	cmd := &cobra.Command{
 		Use:   use + " FEDERATION_NAME",
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg, err := localplane.DefaultRegistry()
+			reg, err := processplane.DefaultRegistry()
 			if err != nil {
 				return err
 			}
-			plane, err := localplane.Locate(reg, args[0], dataDir)
-			var staleErr *localplane.StaleRecordError
+			plane, err := processplane.Locate(reg, args[0], dataDir)
+			var staleErr *processplane.StaleRecordError
 			if errors.As(err, &staleErr) && stale != nil {
 				return stale(cmd, reg, staleErr)
 			}
@@ -47,7 +47,7 @@ func localCommandOr(use, short string, run func(cmd *cobra.Command, plane *local
 
 func newStartCommand(_ *globalFlags, find func(string) (string, error)) *cobra.Command {
 	return localCommand("start", "Start a stopped local federation control plane again, with its data",
-		func(cmd *cobra.Command, plane *localplane.Plane) error {
+		func(cmd *cobra.Command, plane *processplane.Plane) error {
 			if err := plane.Start(find); err != nil {
 				return err
 			}
@@ -61,7 +61,7 @@ func newStartCommand(_ *globalFlags, find func(string) (string, error)) *cobra.C
 
 func newStopCommand(_ *globalFlags) *cobra.Command {
 	return localCommand("stop", "Stop a local federation control plane, keeping its data",
-		func(cmd *cobra.Command, plane *localplane.Plane) error {
+		func(cmd *cobra.Command, plane *processplane.Plane) error {
 			if err := plane.Stop(); err != nil {
 				return err
 			}
@@ -73,7 +73,7 @@ func newStopCommand(_ *globalFlags) *cobra.Command {
 func newDeleteCommand(g *globalFlags) *cobra.Command {
 	var local bool // withHost requires it, or --host-cluster-context
 	cmd := localCommandOr("delete", "Delete a federation control plane: its processes and data (--local), or its objects in the host cluster (--host-cluster-context); and its kubeconfig entries",
-		func(cmd *cobra.Command, plane *localplane.Plane) error {
+		func(cmd *cobra.Command, plane *processplane.Plane) error {
 			if err := plane.Delete(); err != nil {
 				return err
 			}
@@ -88,7 +88,7 @@ func newDeleteCommand(g *globalFlags) *cobra.Command {
 		},
 		// Its folder went by hand: what is left of it is the record and
 		// the kubeconfig entries.
-		func(cmd *cobra.Command, reg *localplane.Registry, stale *localplane.StaleRecordError) error {
+		func(cmd *cobra.Command, reg *processplane.Registry, stale *processplane.StaleRecordError) error {
 			if err := reg.Forget(stale.Name, stale.Dir); err != nil {
 				return err
 			}
@@ -105,7 +105,7 @@ func newDeleteCommand(g *globalFlags) *cobra.Command {
 
 // forget removes the registry's record of the federation name in dir.
 func forget(name, dir string) error {
-	reg, err := localplane.DefaultRegistry()
+	reg, err := processplane.DefaultRegistry()
 	if err != nil {
 		return err
 	}

@@ -9,14 +9,14 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 )
 
 func TestCommandsOnAFederationWhoseRecordedFolderIsGone(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	gone := filepath.Join(t.TempDir(), "fed")
-	reg, err := localplane.DefaultRegistry()
+	reg, err := processplane.DefaultRegistry()
 	require.NoError(t, err)
 	require.NoError(t, reg.Record("fed", gone))
 	require.NoError(t, reg.Record("keep", filepath.Join(t.TempDir(), "keep")))

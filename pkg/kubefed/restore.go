@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 )
 
 // restoreOptions are the flags of kubefed restore.
@@ -25,7 +25,7 @@ func (o *restoreOptions) validate() error {
 func newRestoreCommand(_ *globalFlags) *cobra.Command {
 	o := &restoreOptions{}
 	cmd := localCommand("restore", "Replace the data of a stopped local federation with a snapshot of `kubefed backup`",
-		func(cmd *cobra.Command, plane *localplane.Plane) error {
+		func(cmd *cobra.Command, plane *processplane.Plane) error {
 			aside, err := plane.Restore(o.file, time.Now())
 			if err != nil {
 				return err

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/pkg/version"
 )
 
@@ -43,8 +43,8 @@ Find more information at the project's README.`,
 	root.SetErr(errOut)
 	root.PersistentFlags().StringVar(&g.kubeconfig, "kubeconfig", "", "path of the kubeconfig file to read and update (default: $KUBECONFIG or ~/.kube/config)")
 	root.AddCommand(
-		newInitCommand(g, localplane.FindBinary),
-		newStartCommand(g, localplane.FindBinary),
+		newInitCommand(g, processplane.FindBinary),
+		newStartCommand(g, processplane.FindBinary),
 		newStopCommand(g),
 		newDeleteCommand(g),
 		newJoinCommand(g),

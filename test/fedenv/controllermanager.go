@@ -16,7 +16,7 @@ import (
 
 	"github.com/federation-v1/federation/pkg/freeport"
 	"github.com/federation-v1/federation/pkg/httpprobe"
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/pkg/poll"
 )
 
@@ -28,7 +28,7 @@ type ControllerManager struct {
 	Address string
 	// Log is where its output goes.
 	Log   string
-	plane *localplane.Plane
+	plane *processplane.Plane
 	cmd   *exec.Cmd
 	// exited is closed once it exited; waitErr is then Wait's error.
 	exited  chan struct{}
@@ -44,7 +44,7 @@ func (u *User) StartControllerManager(name string, flags ...string) *ControllerM
 	port, err := freeport.Pick("127.0.0.1")
 	require.NoError(u.T, err)
 	args := append([]string{
-		"--kubeconfig=" + filepath.Join(u.PlaneDir(name), localplane.ControllerManagerKubeconfig),
+		"--kubeconfig=" + filepath.Join(u.PlaneDir(name), processplane.ControllerManagerKubeconfig),
 		"--federation-name=" + name,
 	}, plane.ControllerManagerServingArgs()...)
 	// The last --secure-port wins over the plane's.
@@ -58,7 +58,7 @@ func (u *User) StartControllerManager(name string, flags ...string) *ControllerM
 	log, err := os.Create(cm.Log)
 	require.NoError(u.T, err)
 	defer log.Close()
-	cm.cmd = exec.Command(filepath.Join(u.Bin, localplane.ControllerManager), args...)
+	cm.cmd = exec.Command(filepath.Join(u.Bin, processplane.ControllerManager), args...)
 	cm.cmd.Stdout, cm.cmd.Stderr = log, log
 	cm.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	require.NoError(u.T, cm.cmd.Start())

@@ -20,7 +20,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/federation-v1/federation/pkg/httpprobe"
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/pkg/localprocess"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/buildversion"
@@ -29,7 +29,7 @@ import (
 )
 
 // planePrograms are the processes of a local plane, for cleaning up.
-var planePrograms = map[string]bool{localplane.APIServer: true, localplane.ControllerManager: true, localplane.DNSServerProgram: true, localplane.EtcdProgram: true}
+var planePrograms = map[string]bool{processplane.APIServer: true, processplane.ControllerManager: true, processplane.DNSServerProgram: true, processplane.EtcdProgram: true}
 
 // PlanePrograms are the program names of a local plane, for
 // localprocess.FindMentioning.
@@ -54,7 +54,7 @@ func BuildBinaries(dir string) (string, error) {
 		"github.com/federation-v1/federation/federation-controller-manager")
 	dns := exec.Command("go", "build", "-o", filepath.Join(bin, "federation-dns"), "github.com/federation-v1/federation/dns")
 	// The etcd members of an HA plane (kubefed init --ha), at the version the apiserver embeds.
-	etcd := exec.Command("go", "build", "-o", filepath.Join(bin, localplane.EtcdProgram), "go.etcd.io/etcd/server/v3")
+	etcd := exec.Command("go", "build", "-o", filepath.Join(bin, processplane.EtcdProgram), "go.etcd.io/etcd/server/v3")
 	for _, b := range []*exec.Cmd{build, dns, etcd} {
 		b.Stdout, b.Stderr = os.Stdout, os.Stderr
 		if err := b.Run(); err != nil {
@@ -182,9 +182,9 @@ func (u *User) WaitClusterStatus(fed string, timeout time.Duration, want map[str
 }
 
 // Plane loads the state of the local federation name.
-func (u *User) Plane(name string) *localplane.Plane {
+func (u *User) Plane(name string) *processplane.Plane {
 	u.T.Helper()
-	p, err := localplane.Load(u.PlaneDir(name))
+	p, err := processplane.Load(u.PlaneDir(name))
 	require.NoError(u.T, err)
 	return p
 }
@@ -238,14 +238,14 @@ func (u *User) keepLogs(name string) {
 func (u *User) RestartControllerManager(name string, flags ...string) string {
 	u.T.Helper()
 	dir := u.PlaneDir(name)
-	for _, p := range localprocess.FindMentioning(dir, map[string]bool{localplane.ControllerManager: true}) {
+	for _, p := range localprocess.FindMentioning(dir, map[string]bool{processplane.ControllerManager: true}) {
 		require.NoError(u.T, p.Stop(5*time.Second))
 	}
 	plane := u.Plane(name)
 	address := plane.ControllerManagerAddress
 	p := &localprocess.Process{
-		Name: localplane.ControllerManager,
-		Path: filepath.Join(u.Bin, localplane.ControllerManager),
+		Name: processplane.ControllerManager,
+		Path: filepath.Join(u.Bin, processplane.ControllerManager),
 		Args: append(plane.ControllerManagerArgs(), flags...),
 		Log:  filepath.Join(u.T.TempDir(), "controller-manager.log"),
 	}

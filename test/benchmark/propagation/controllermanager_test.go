@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/federation-v1/federation/pkg/httpprobe"
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/pkg/localprocess"
 	"github.com/federation-v1/federation/pkg/poll"
 )
@@ -33,7 +33,7 @@ func (bn *bench) withControllerManagerFlags() {
 		}
 	}
 	dir := bn.u.PlaneDir(federation)
-	for _, p := range localprocess.FindMentioning(dir, map[string]bool{localplane.ControllerManager: true}) {
+	for _, p := range localprocess.FindMentioning(dir, map[string]bool{processplane.ControllerManager: true}) {
 		bn.check(p.Stop(5 * time.Second))
 	}
 	plane := bn.u.Plane(federation)
@@ -52,10 +52,10 @@ func (bn *bench) withControllerManagerFlags() {
 func (bn *bench) controllerManagerProcess(extra []string, log string) *localprocess.Process {
 	dir := bn.u.PlaneDir(federation)
 	return &localprocess.Process{
-		Name: localplane.ControllerManager,
-		Path: filepath.Join(bn.u.Bin, localplane.ControllerManager),
+		Name: processplane.ControllerManager,
+		Path: filepath.Join(bn.u.Bin, processplane.ControllerManager),
 		Args: append(append([]string{
-			"--kubeconfig=" + filepath.Join(dir, localplane.ControllerManagerKubeconfig),
+			"--kubeconfig=" + filepath.Join(dir, processplane.ControllerManagerKubeconfig),
 			"--federation-name=" + federation,
 		}, bn.u.Plane(federation).ControllerManagerServingArgs()...), extra...),
 		Log: filepath.Join(dir, log),

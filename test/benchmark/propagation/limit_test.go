@@ -10,7 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/pkg/poll"
 )
 
@@ -46,7 +46,7 @@ func (bn *bench) burstLimit(ctx context.Context) time.Duration {
 	}
 	defer resume()
 
-	m := startMeter(map[string]int{"benchmark": os.Getpid(), localplane.APIServer: api})
+	m := startMeter(map[string]int{"benchmark": os.Getpid(), processplane.APIServer: api})
 	machine, members := startMachineMeter(), startGroupMeter(bn.memberPrograms)
 	start := time.Now()
 	fedCreated := make(chan error, 1)
@@ -63,7 +63,7 @@ func (bn *bench) burstLimit(ctx context.Context) time.Duration {
 	bn.note(fmt.Sprintf("burst N=%d, limit (the reference's writes and the creates at the federation, controller manager stopped): %s; "+
 		"the benchmark process used %.1f CPU s, the federation apiserver %.1f; members: %s; %s",
 		len(bn.clusters), o.spread(limitNames, start, present("1")), used["benchmark"].CPUSeconds,
-		used[localplane.APIServer].CPUSeconds, members, machine))
+		used[processplane.APIServer].CPUSeconds, members, machine))
 
 	// Clear the way, untimed. The objects at the federation go at once;
 	// the controller manager, resumed, deletes their copies from their

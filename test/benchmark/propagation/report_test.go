@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 )
 
 // row is one figure of one scenario, for the federation and the reference.
@@ -109,7 +109,7 @@ func (bn *bench) note(s string) { bn.rep.Notes = append(bn.rep.Notes, s) }
 // meter starts measuring the controller manager and the federation apiserver.
 func (bn *bench) meter() *meter {
 	cm, api := bn.planePIDs()
-	return startMeter(map[string]int{localplane.ControllerManager: cm, localplane.APIServer: api})
+	return startMeter(map[string]int{processplane.ControllerManager: cm, processplane.APIServer: api})
 }
 
 // cost records what the plane's programs spent since m started.
@@ -118,7 +118,7 @@ func (bn *bench) cost(scenario string, copies int, m *meter) {
 	if err != nil {
 		bn.note(fmt.Sprintf("%s, %d clusters: %v", scenario, len(bn.clusters), err))
 	}
-	for _, program := range []string{localplane.ControllerManager, localplane.APIServer} {
+	for _, program := range []string{processplane.ControllerManager, processplane.APIServer} {
 		bn.addCost(costRow{Scenario: scenario, Clusters: len(bn.clusters), Program: program, usage: used[program], Copies: copies})
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/test/fedenv"
 )
 
@@ -50,8 +50,8 @@ func (bn *bench) atRest() restFigures {
 	bn.check(err)
 	return restFigures{
 		cmHeap: sumMetric(bn, body, heapInUseMetric) / (1 << 20),
-		cmCPU:  used[localplane.ControllerManager].CPUSeconds / window, cmRSS: float64(cmRSS) / 1024, cmPeak: used[localplane.ControllerManager].PeakRSSMiB,
-		apiCPU: used[localplane.APIServer].CPUSeconds / window, apiRSS: float64(apiRSS) / 1024, apiPeak: used[localplane.APIServer].PeakRSSMiB,
+		cmCPU:  used[processplane.ControllerManager].CPUSeconds / window, cmRSS: float64(cmRSS) / 1024, cmPeak: used[processplane.ControllerManager].PeakRSSMiB,
+		apiCPU: used[processplane.APIServer].CPUSeconds / window, apiRSS: float64(apiRSS) / 1024, apiPeak: used[processplane.APIServer].PeakRSSMiB,
 		writes: sumMetric(bn, body, memberWritesMetric) - before,
 	}
 }

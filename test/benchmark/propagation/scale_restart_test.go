@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/federation-v1/federation/pkg/httpprobe"
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/pkg/localprocess"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
@@ -25,7 +25,7 @@ const verifiedPoll = 250 * time.Millisecond
 // writes until then and for afterVerified more.
 func (bn *bench) scaleRestart(ctx context.Context, n int, empty restFigures) {
 	dir := bn.u.PlaneDir(federation)
-	running := localprocess.FindMentioning(dir, map[string]bool{localplane.ControllerManager: true})
+	running := localprocess.FindMentioning(dir, map[string]bool{processplane.ControllerManager: true})
 	if len(running) != 1 {
 		bn.b.Fatalf("restart: %d controller managers of the plane running, not one", len(running))
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/federation-v1/federation/federation-controller-manager/app"
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/generated/clientset/versioned"
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/pkg/localprocess"
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/poll"
@@ -217,9 +217,9 @@ func namespace(name string) *corev1.Namespace {
 func (bn *bench) planePIDs() (controllerManager, apiserver int) {
 	for _, p := range localprocess.FindMentioning(bn.u.PlaneDir(federation), fedenv.PlanePrograms()) {
 		switch p.Name {
-		case localplane.ControllerManager:
+		case processplane.ControllerManager:
 			controllerManager = p.Pid
-		case localplane.APIServer:
+		case processplane.APIServer:
 			apiserver = p.Pid
 		}
 	}

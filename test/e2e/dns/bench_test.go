@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/pkg/poll"
 )
 
@@ -105,7 +105,7 @@ func BenchmarkEndpointChangeToAnswer(b *testing.B) {
 	}
 	fmt.Printf("\nMember endpoint change to DNS answer: %d changes each way, times from the member's scale request.\n", changeRounds)
 	fmt.Printf("member: its EndpointSlice changed; records: the federation wrote the zone name's records;\n")
-	fmt.Printf("answer: federation-dns answered the new records (its cache holds answers up to %ds).\n", localplane.DNSCacheSeconds)
+	fmt.Printf("answer: federation-dns answered the new records (its cache holds answers up to %ds).\n", processplane.DNSCacheSeconds)
 	fmt.Printf("%-16s %-7s %10s %10s %10s\n", "change", "figure", "member", "records", "answer")
 	var answers []time.Duration
 	for i, name := range []string{"endpoints gone", "endpoints back"} {

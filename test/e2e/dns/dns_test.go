@@ -17,7 +17,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/federation-v1/federation/pkg/dnsprovider/coredns"
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
 	"github.com/federation-v1/federation/test/memberenv"
@@ -219,7 +219,7 @@ func skydnsKeys(t testing.TB, u *fedenv.User) []string {
 // recordsEtcd connects to the etcd the federation's DNS records go to (the
 // plane's coredns-provider.conf says where) and returns the key prefix.
 func recordsEtcd(t testing.TB, u *fedenv.User) (*clientv3.Client, string) {
-	f, err := os.Open(filepath.Join(u.PlaneDir("federation"), localplane.ProviderConfig))
+	f, err := os.Open(filepath.Join(u.PlaneDir("federation"), processplane.ProviderConfig))
 	require.NoError(t, err)
 	defer f.Close()
 	cfg, err := coredns.ParseConfig(f)

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/pkg/poll"
 )
 
@@ -188,7 +188,7 @@ func controllerManagersStopped(c *caseRun) {
 	const deletedConfigMaps, deletedDeployments = 100, 5
 	c.res.Objects = fmt.Sprintf("%s; %d + %d updated, %d + %d deleted while stopped", burstObjects,
 		updatedConfigMaps, updatedDeployments, deletedConfigMaps, deletedDeployments)
-	managers := c.plane.instances(t, localplane.ControllerManager)
+	managers := c.plane.instances(t, processplane.ControllerManager)
 	burst := c.w.start(c.w.creates(burstConfigMaps, burstDeployments))
 	require.NoError(t, c.w.waitAcked(burst, strikeAt))
 	for _, m := range managers {
@@ -239,7 +239,7 @@ func apiserversRestarted(c *caseRun) {
 		}
 		return nil
 	}))
-	apiservers := c.plane.instances(t, localplane.APIServer)
+	apiservers := c.plane.instances(t, processplane.APIServer)
 	stopped := time.Now()
 	for _, a := range apiservers {
 		c.plane.stop(t, a)
@@ -251,7 +251,7 @@ func apiserversRestarted(c *caseRun) {
 	// A leader that could not renew its Lease for the renew deadline stops
 	// at once, so that it never writes as a stale leader, and starts afresh
 	// as a standby by itself: nothing here restarts a controller manager.
-	for _, m := range c.plane.instances(t, localplane.ControllerManager) {
+	for _, m := range c.plane.instances(t, processplane.ControllerManager) {
 		require.True(t, c.plane.plane().Alive(m), "%s must outlive the apiservers' absence", m)
 		log, err := os.ReadFile(c.plane.plane().Processes[m].Log)
 		require.NoError(t, err)

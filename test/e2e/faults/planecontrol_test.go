@@ -12,21 +12,21 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/test/fedenv"
 )
 
 // planeControl takes instances of the HA plane away and brings them back
-// (localplane's Kill, StopInstance, StartInstance), and finds the ones
+// (processplane's Kill, StopInstance, StartInstance), and finds the ones
 // worth striking: the leading controller manager, the apiserver it talks
 // to, the etcd leader.
 type planeControl struct {
 	u *fedenv.User
 	// p is loaded once: its methods keep its state file up to date.
-	p *localplane.Plane
+	p *processplane.Plane
 }
 
-func (pc *planeControl) plane() *localplane.Plane {
+func (pc *planeControl) plane() *processplane.Plane {
 	if pc.p == nil {
 		pc.p = pc.u.Plane(fedName)
 	}
@@ -63,7 +63,7 @@ func (pc *planeControl) start(t *testing.T, instance string) {
 // leader_election_master_status is 1; the others must say 0.
 func (pc *planeControl) leadingControllerManager(t *testing.T) string {
 	var leaders []string
-	for _, instance := range pc.instances(t, localplane.ControllerManager) {
+	for _, instance := range pc.instances(t, processplane.ControllerManager) {
 		base, err := pc.plane().ControllerManagerURL(instance)
 		require.NoError(t, err)
 		metrics, err := pc.plane().ControllerManagerMetrics(base)
@@ -103,7 +103,7 @@ func (pc *planeControl) apiserverOf(t *testing.T, controllerManager string) stri
 	port, err := strconv.Atoi(server.Port())
 	require.NoError(t, err)
 	apiservers := map[string]int{}
-	for _, name := range pc.instances(t, localplane.APIServer) {
+	for _, name := range pc.instances(t, processplane.APIServer) {
 		apiservers[name] = p.Processes[name].Pid
 	}
 	counts, err := serversOf(p.Processes[controllerManager].Pid, port, apiservers)

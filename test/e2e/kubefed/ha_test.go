@@ -22,7 +22,7 @@ import (
 	"github.com/federation-v1/federation/pkg/dnsprovider"
 	"github.com/federation-v1/federation/pkg/dnsprovider/coredns"
 	"github.com/federation-v1/federation/pkg/httpprobe"
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/pkg/localprocess"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
@@ -51,7 +51,7 @@ func TestHATopology(t *testing.T) {
 	require.True(t, strings.HasPrefix(lines[len(lines)-1], "Federation API server is running at: https://127.0.0.1:"), out)
 
 	plane := u.Plane("ha")
-	instances := slices.Concat(plane.Instances(localplane.EtcdProgram), plane.Instances(localplane.APIServer), plane.Instances(localplane.ControllerManager))
+	instances := slices.Concat(plane.Instances(processplane.EtcdProgram), plane.Instances(processplane.APIServer), plane.Instances(processplane.ControllerManager))
 	require.Equal(t, []string{"etcd-0", "etcd-1", "etcd-2", "federation-apiserver-0", "federation-apiserver-1",
 		"federation-controller-manager-0", "federation-controller-manager-1"}, instances)
 	for _, name := range instances {
@@ -124,7 +124,7 @@ func TestHATopology(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, poll.Until(ctx, time.Minute, "one leading controller manager", func(ctx context.Context) error {
 			var leading []string
-			for _, name := range plane.Instances(localplane.ControllerManager) {
+			for _, name := range plane.Instances(processplane.ControllerManager) {
 				base, err := plane.ControllerManagerURL(name)
 				if err != nil {
 					return err
@@ -295,7 +295,7 @@ func TestANewHAPlaneWhosePortsWereTakenComesUpOnOthers(t *testing.T) {
 	}
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "haports")
-	plane, err := localplane.New(localplane.Options{Name: "haports", Dir: dir, HA: true})
+	plane, err := processplane.New(processplane.Options{Name: "haports", Dir: dir, HA: true})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		_ = plane.Stop()
@@ -310,7 +310,7 @@ func TestANewHAPlaneWhosePortsWereTakenComesUpOnOthers(t *testing.T) {
 	require.NoError(t, plane.Create())
 	var retries []error
 	find := func(program string) (string, error) { return filepath.Join(binDir, program), nil }
-	require.NoError(t, plane.Up(ctx, find, localplane.UpProgress{Retrying: func(err error) { retries = append(retries, err) }}))
+	require.NoError(t, plane.Up(ctx, find, processplane.UpProgress{Retrying: func(err error) { retries = append(retries, err) }}))
 	require.Len(t, retries, 1, "one retry on new ports")
 	assert.NotEqual(t, takenServer, plane.Server)
 	assert.NotEqual(t, takenPeer, plane.EtcdMembers[1].PeerURL())
@@ -339,7 +339,7 @@ func TestInitHARejectsBadInput(t *testing.T) {
 }
 
 // etcdLeader is the member that leads the plane's etcd cluster.
-func etcdLeader(ctx context.Context, t *testing.T, plane *localplane.Plane, client *clientv3.Client) localplane.EtcdMember {
+func etcdLeader(ctx context.Context, t *testing.T, plane *processplane.Plane, client *clientv3.Client) processplane.EtcdMember {
 	t.Helper()
 	for _, m := range plane.EtcdMembers {
 		status, err := client.Status(ctx, m.ClientURL())
@@ -349,7 +349,7 @@ func etcdLeader(ctx context.Context, t *testing.T, plane *localplane.Plane, clie
 		}
 	}
 	require.FailNow(t, "no etcd member leads")
-	return localplane.EtcdMember{}
+	return processplane.EtcdMember{}
 }
 
 // timed returns how long do took.
@@ -363,7 +363,7 @@ var leaderStatusLine = regexp.MustCompile(`(?m)^leader_election_master_status\{[
 
 // leaderStatus is the controller manager's leader_election_master_status
 // of the federation's Lease: "1" while it leads.
-func leaderStatus(plane *localplane.Plane, base string) (string, error) {
+func leaderStatus(plane *processplane.Plane, base string) (string, error) {
 	metrics, err := plane.ControllerManagerMetrics(base)
 	if err != nil {
 		return "", err

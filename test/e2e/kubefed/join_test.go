@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
 	"github.com/federation-v1/federation/test/memberenv"
@@ -91,7 +91,7 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 	assert.Equal(t, []string{"Ready", "europe-west1-b", "europe-west1"}, rows["cluster3"])
 
 	t.Run("the controller manager serves health and per-cluster probe metrics", func(t *testing.T) {
-		plane, err := localplane.Load(u.PlaneDir("fed"))
+		plane, err := processplane.Load(u.PlaneDir("fed"))
 		require.NoError(t, err)
 		admin, base, err := plane.ControllerManagerClient()
 		require.NoError(t, err)

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/pkg/localprocess"
 	"github.com/federation-v1/federation/test/fedenv"
 )
@@ -43,7 +43,7 @@ func TestANewPlaneWhosePortsWereTakenComesUpOnOthers(t *testing.T) {
 	}
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "portfed")
-	plane, err := localplane.New(localplane.Options{Name: "portfed", Dir: dir, DNSZone: "example.com."})
+	plane, err := processplane.New(processplane.Options{Name: "portfed", Dir: dir, DNSZone: "example.com."})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		_ = plane.Stop()
@@ -58,7 +58,7 @@ func TestANewPlaneWhosePortsWereTakenComesUpOnOthers(t *testing.T) {
 	require.NoError(t, plane.Create())
 	var retries []error
 	find := func(program string) (string, error) { return filepath.Join(binDir, program), nil }
-	require.NoError(t, plane.Up(ctx, find, localplane.UpProgress{Retrying: func(err error) { retries = append(retries, err) }}))
+	require.NoError(t, plane.Up(ctx, find, processplane.UpProgress{Retrying: func(err error) { retries = append(retries, err) }}))
 
 	require.Len(t, retries, 1, "one retry on new ports")
 	assert.Contains(t, retries[0].Error(), "address already in use", "the retry names the cause")
@@ -70,11 +70,11 @@ func TestANewPlaneWhosePortsWereTakenComesUpOnOthers(t *testing.T) {
 	_, err = client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 	require.NoError(t, err, "the apiserver answers at %s", plane.Server)
 
-	saved, err := localplane.Load(dir)
+	saved, err := processplane.Load(dir)
 	require.NoError(t, err)
 	assert.Equal(t, plane.Server, saved.Server, "the state names the new address")
 	assert.Equal(t, plane.DNS.Address, saved.DNS.Address)
-	cm, err := clientcmd.LoadFromFile(filepath.Join(dir, localplane.ControllerManagerKubeconfig))
+	cm, err := clientcmd.LoadFromFile(filepath.Join(dir, processplane.ControllerManagerKubeconfig))
 	require.NoError(t, err)
 	assert.Equal(t, plane.Server, cm.Clusters[cm.Contexts[cm.CurrentContext].Cluster].Server, "the controller manager's kubeconfig names the new address")
 	corefile, err := os.ReadFile(filepath.Join(dir, "Corefile"))

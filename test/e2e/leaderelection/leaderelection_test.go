@@ -19,7 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/pkg/localprocess"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
@@ -234,9 +234,9 @@ func TestLeaderElection(t *testing.T) {
 	f := &fixture{fedenv.NewFixture(t, u, env.Clients(nil), "fed", time.Minute)}
 	f.Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: le}\n")
 
-	planeProcs := localprocess.FindMentioning(u.PlaneDir("fed"), map[string]bool{localplane.ControllerManager: true})
+	planeProcs := localprocess.FindMentioning(u.PlaneDir("fed"), map[string]bool{processplane.ControllerManager: true})
 	require.Len(t, planeProcs, 1, "the plane's controller manager")
-	first := manager{name: "the plane's controller manager", log: u.PlaneDir("fed") + "/logs/" + localplane.ControllerManager + ".log",
+	first := manager{name: "the plane's controller manager", log: u.PlaneDir("fed") + "/logs/" + processplane.ControllerManager + ".log",
 		metrics: func() (string, error) { return u.ControllerManagerMetrics("fed") }}
 	waitLeading(t, first, time.Minute)
 	// What one controller manager alone writes for a create and an update.

@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/pkg/poll"
 )
 
@@ -61,7 +61,7 @@ func restoreLeavesNewCopies(f *fixture) {
 		return nil
 	})
 	plane := f.u.Plane("fed")
-	cms := plane.Instances(localplane.ControllerManager)
+	cms := plane.Instances(processplane.ControllerManager)
 	require.Len(t, cms, 1, "one controller manager runs")
 	require.NoError(t, plane.StopInstance(cms[0]))
 	f.fed("delete", "configmap", "reborn", "-n", "default")

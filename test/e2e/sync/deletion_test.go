@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/pkg/localprocess"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
@@ -204,7 +204,7 @@ func (f *fixture) waitNoTombstones() {
 func stopControllerManager(t *testing.T, u *fedenv.User, name string) {
 	t.Helper()
 	stopped := 0
-	for _, p := range localprocess.FindMentioning(u.PlaneDir(name), map[string]bool{localplane.ControllerManager: true}) {
+	for _, p := range localprocess.FindMentioning(u.PlaneDir(name), map[string]bool{processplane.ControllerManager: true}) {
 		require.NoError(t, p.Stop(5*time.Second))
 		stopped++
 	}

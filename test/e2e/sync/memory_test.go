@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/pkg/localprocess"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
@@ -124,7 +124,7 @@ func createConfigMaps(t *testing.T, client kubernetes.Interface, ns, prefix stri
 // resident memory, a second apart.
 func (f *fixture) rss() int64 {
 	f.T.Helper()
-	procs := localprocess.FindMentioning(f.User.PlaneDir("fed"), map[string]bool{localplane.ControllerManager: true})
+	procs := localprocess.FindMentioning(f.User.PlaneDir("fed"), map[string]bool{processplane.ControllerManager: true})
 	require.Len(f.T, procs, 1)
 	var samples []int64
 	for i := range 5 {

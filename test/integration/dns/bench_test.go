@@ -13,7 +13,7 @@ import (
 
 	"github.com/federation-v1/federation/pkg/dnsprovider/coredns"
 	"github.com/federation-v1/federation/pkg/dnsrecords"
-	"github.com/federation-v1/federation/pkg/localplane"
+	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/test/etcdtest"
 )
 
@@ -64,7 +64,7 @@ func BenchmarkQueryThroughput(b *testing.B) {
 	}
 
 	servers := []struct{ name, metric, addr string }{
-		{"federation-dns, cache", "qps-cache", startServer(b, etcd.Endpoint, fmt.Sprintf("cache %d", localplane.DNSCacheSeconds)).addr},
+		{"federation-dns, cache", "qps-cache", startServer(b, etcd.Endpoint, fmt.Sprintf("cache %d", processplane.DNSCacheSeconds)).addr},
 		{"federation-dns, no cache", "qps-nocache", startServer(b, etcd.Endpoint).addr},
 		{"reference (in-memory)", "qps-reference", startReference(b, global, ips)},
 	}

@@ -1,4 +1,4 @@
-package localplane
+package processplane
 
 import (
 	"os"

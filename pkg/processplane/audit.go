@@ -1,4 +1,4 @@
-package localplane
+package processplane
 
 import "github.com/federation-v1/federation/deploy"
 

@@ -1,10 +1,10 @@
-// Package localplane runs a federation control plane on this machine, with
+// Package processplane runs a federation control plane on this machine, with
 // no host cluster: federation-apiserver on its embedded etcd (or an external
 // one) and the federation's other programs, as detached processes whose
 // credentials, data, logs and state live in one folder (~/.federation/NAME).
 // It is what `kubefed init NAME --local`, `kubefed stop|start NAME` and
 // `kubefed delete NAME --local` act on.
-package localplane
+package processplane
 
 import (
 	"encoding/json"
