@@ -16,8 +16,8 @@ import (
 
 	"github.com/federation-v1/federation/pkg/freeport"
 	"github.com/federation-v1/federation/pkg/httpprobe"
-	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/pkg/poll"
+	"github.com/federation-v1/federation/pkg/processplane"
 )
 
 // ControllerManager is a controller manager a test started beside a local

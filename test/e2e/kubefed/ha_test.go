@@ -22,9 +22,9 @@ import (
 	"github.com/federation-v1/federation/pkg/dnsprovider"
 	"github.com/federation-v1/federation/pkg/dnsprovider/coredns"
 	"github.com/federation-v1/federation/pkg/httpprobe"
-	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/pkg/localprocess"
 	"github.com/federation-v1/federation/pkg/poll"
+	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/test/fedenv"
 )
 

@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/controllers/propagation/repairbudget"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/writer/guard/repairbudget"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"

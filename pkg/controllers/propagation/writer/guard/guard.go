@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/federation-v1/federation/pkg/controllers/propagation/writer/internal/repairbudget"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/writer/guard/repairbudget"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/ownership"
 )
