@@ -17,20 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/planner"
-)
-
-// The annotation keys, per kind.
-const (
-	// ReplicaSetAnnotation holds the preferences of a ReplicaSet.
-	ReplicaSetAnnotation = federationv1beta1.ReplicaSetPreferencesAnnotation
-	// DeploymentAnnotation holds the preferences of a Deployment.
-	DeploymentAnnotation = federationv1beta1.DeploymentPreferencesAnnotation
-	// JobAnnotation holds the preferences of a Job (for parallelism and completions).
-	JobAnnotation = federationv1beta1.JobPreferencesAnnotation
-	// StatefulSetAnnotation holds the preferences of a StatefulSet.
-	StatefulSetAnnotation = federationv1beta1.StatefulSetPreferencesAnnotation
 )
 
 // AllClusters is the cluster name whose preferences apply to every cluster

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
 
 func ptr(i int64) *int64 { return &i }
@@ -83,15 +85,15 @@ func manyClusters(n int) string {
 }
 
 func TestParseField(t *testing.T) {
-	path := field.NewPath("metadata", "annotations").Key(DeploymentAnnotation)
+	path := field.NewPath("metadata", "annotations").Key(federationv1beta1.DeploymentPreferencesAnnotation)
 	_, errs := ParseField(`{"clusters":{"cluster1":{"weight":4611686018427387904},"cluster2":{"minReplicas":-1}}}`, path)
 	require.Len(t, errs, 2)
-	assert.Equal(t, "metadata.annotations["+DeploymentAnnotation+"].clusters[cluster1].weight", errs[0].Field)
-	assert.Equal(t, "metadata.annotations["+DeploymentAnnotation+"].clusters[cluster2].minReplicas", errs[1].Field)
+	assert.Equal(t, "metadata.annotations["+federationv1beta1.DeploymentPreferencesAnnotation+"].clusters[cluster1].weight", errs[0].Field)
+	assert.Equal(t, "metadata.annotations["+federationv1beta1.DeploymentPreferencesAnnotation+"].clusters[cluster2].minReplicas", errs[1].Field)
 
 	_, errs = ParseField(`{"clusters":`, path)
 	require.Len(t, errs, 1)
-	assert.Equal(t, "metadata.annotations["+DeploymentAnnotation+"]", errs[0].Field, "a value that does not parse is named as a whole")
+	assert.Equal(t, "metadata.annotations["+federationv1beta1.DeploymentPreferencesAnnotation+"]", errs[0].Field, "a value that does not parse is named as a whole")
 
 	p, errs := ParseField(manyClusters(MaxClusters), path)
 	require.Empty(t, errs)

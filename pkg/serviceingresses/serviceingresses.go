@@ -15,9 +15,6 @@ import (
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
 
-// Annotation is the annotation's key. It never travels to members.
-const Annotation = federationv1beta1.ServiceIngressesAnnotation
-
 // Subresource is the virtual subresource of services that a user must be
 // allowed to update to set or change the annotation: DNS records are made
 // from it, so only the federation controller manager may write it.
@@ -43,7 +40,7 @@ func Parse(value string) (Ingresses, error) {
 		return in, nil
 	}
 	if err := json.Unmarshal([]byte(value), &in); err != nil {
-		return in, fmt.Errorf("annotation %s: %w", Annotation, err)
+		return in, fmt.Errorf("annotation %s: %w", federationv1beta1.ServiceIngressesAnnotation, err)
 	}
 	return in, nil
 }

@@ -6,6 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
 
 func TestRoundTripKeepsTheV1Format(t *testing.T) {
@@ -28,5 +30,5 @@ func TestParse(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "lb.example.net", got.Items[0].Items[0].Hostname)
 	_, err = Parse(`{"items":`)
-	assert.ErrorContains(t, err, Annotation)
+	assert.ErrorContains(t, err, federationv1beta1.ServiceIngressesAnnotation)
 }

@@ -37,12 +37,12 @@ const PluginName = "FederationAnnotations"
 // preferencesAnnotations says which replica preferences annotation each
 // resource carries.
 var preferencesAnnotations = map[schema.GroupResource]string{
-	{Group: "apps", Resource: "replicasets"}:       replicapreferences.ReplicaSetAnnotation,
-	{Group: "extensions", Resource: "replicasets"}: replicapreferences.ReplicaSetAnnotation,
-	{Group: "apps", Resource: "deployments"}:       replicapreferences.DeploymentAnnotation,
-	{Group: "extensions", Resource: "deployments"}: replicapreferences.DeploymentAnnotation,
-	{Group: "batch", Resource: "jobs"}:             replicapreferences.JobAnnotation,
-	{Group: "apps", Resource: "statefulsets"}:      replicapreferences.StatefulSetAnnotation,
+	{Group: "apps", Resource: "replicasets"}:       federationv1beta1.ReplicaSetPreferencesAnnotation,
+	{Group: "extensions", Resource: "replicasets"}: federationv1beta1.ReplicaSetPreferencesAnnotation,
+	{Group: "apps", Resource: "deployments"}:       federationv1beta1.DeploymentPreferencesAnnotation,
+	{Group: "extensions", Resource: "deployments"}: federationv1beta1.DeploymentPreferencesAnnotation,
+	{Group: "batch", Resource: "jobs"}:             federationv1beta1.JobPreferencesAnnotation,
+	{Group: "apps", Resource: "statefulsets"}:      federationv1beta1.StatefulSetPreferencesAnnotation,
 }
 
 // Register adds the plugin to plugins.

@@ -17,8 +17,8 @@ import (
 	"k8s.io/kubernetes/pkg/apis/batch"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/clusterselector"
-	"github.com/federation-v1/federation/pkg/replicapreferences"
 )
 
 func TestValidate(t *testing.T) {
@@ -37,24 +37,24 @@ func TestValidate(t *testing.T) {
 		{name: "bad selector on a configmap", resource: api.Resource("configmaps").WithVersion("v1"), object: &api.ConfigMap{},
 			annotations: badSelector, wantField: "metadata.annotations[" + clusterselector.Annotation + "]"},
 		{name: "good preferences on a deployment", resource: apps.Resource("deployments").WithVersion("v1"), object: &apps.Deployment{},
-			annotations: map[string]string{replicapreferences.DeploymentAnnotation: goodPrefs}},
+			annotations: map[string]string{federationv1beta1.DeploymentPreferencesAnnotation: goodPrefs}},
 		{name: "bad preferences on a deployment", resource: apps.Resource("deployments").WithVersion("v1"), object: &apps.Deployment{},
-			annotations: map[string]string{replicapreferences.DeploymentAnnotation: badPrefs},
-			wantField:   "metadata.annotations[" + replicapreferences.DeploymentAnnotation + "]"},
+			annotations: map[string]string{federationv1beta1.DeploymentPreferencesAnnotation: badPrefs},
+			wantField:   "metadata.annotations[" + federationv1beta1.DeploymentPreferencesAnnotation + "]"},
 		{name: "a weight above 2^31-1", resource: apps.Resource("deployments").WithVersion("v1"), object: &apps.Deployment{},
-			annotations: map[string]string{replicapreferences.DeploymentAnnotation: `{"clusters":{"cluster1":{"weight":4611686018427387904}}}`},
-			wantField:   "metadata.annotations[" + replicapreferences.DeploymentAnnotation + "].clusters[cluster1].weight: Invalid value: 4611686018427387904"},
+			annotations: map[string]string{federationv1beta1.DeploymentPreferencesAnnotation: `{"clusters":{"cluster1":{"weight":4611686018427387904}}}`},
+			wantField:   "metadata.annotations[" + federationv1beta1.DeploymentPreferencesAnnotation + "].clusters[cluster1].weight: Invalid value: 4611686018427387904"},
 		{name: "bad preferences through extensions", resource: schema.GroupVersionResource{Group: "extensions", Version: "v1beta1", Resource: "replicasets"},
-			object: &apps.ReplicaSet{}, annotations: map[string]string{replicapreferences.ReplicaSetAnnotation: badPrefs},
-			wantField: "metadata.annotations[" + replicapreferences.ReplicaSetAnnotation + "]"},
+			object: &apps.ReplicaSet{}, annotations: map[string]string{federationv1beta1.ReplicaSetPreferencesAnnotation: badPrefs},
+			wantField: "metadata.annotations[" + federationv1beta1.ReplicaSetPreferencesAnnotation + "]"},
 		{name: "bad job preferences", resource: batch.Resource("jobs").WithVersion("v1"), object: &batch.Job{},
-			annotations: map[string]string{replicapreferences.JobAnnotation: badPrefs},
-			wantField:   "metadata.annotations[" + replicapreferences.JobAnnotation + "]"},
+			annotations: map[string]string{federationv1beta1.JobPreferencesAnnotation: badPrefs},
+			wantField:   "metadata.annotations[" + federationv1beta1.JobPreferencesAnnotation + "]"},
 		{name: "bad statefulset preferences", resource: apps.Resource("statefulsets").WithVersion("v1"), object: &apps.StatefulSet{},
-			annotations: map[string]string{replicapreferences.StatefulSetAnnotation: badPrefs},
-			wantField:   "metadata.annotations[" + replicapreferences.StatefulSetAnnotation + "]"},
+			annotations: map[string]string{federationv1beta1.StatefulSetPreferencesAnnotation: badPrefs},
+			wantField:   "metadata.annotations[" + federationv1beta1.StatefulSetPreferencesAnnotation + "]"},
 		{name: "another kind's preferences are not ours to check", resource: batch.Resource("jobs").WithVersion("v1"), object: &batch.Job{},
-			annotations: map[string]string{replicapreferences.DeploymentAnnotation: badPrefs}},
+			annotations: map[string]string{federationv1beta1.DeploymentPreferencesAnnotation: badPrefs}},
 		{name: "adoption asked for", resource: api.Resource("configmaps").WithVersion("v1"), object: &api.ConfigMap{},
 			annotations: map[string]string{"federation.kubernetes.io/conflict-resolution": "adopt", "federation.kubernetes.io/delete-adopted-copies": "true"}},
 		{name: "an unknown conflict resolution", resource: api.Resource("configmaps").WithVersion("v1"), object: &api.ConfigMap{},

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/serviceingresses"
 )
 
@@ -33,7 +34,7 @@ func (p *Plugin) authorizeIngresses(ctx context.Context, a admission.Attributes)
 		return nil
 	}
 	return p.authorizeSubresource(ctx, a, serviceingresses.Subresource,
-		fmt.Sprintf("the annotation %s is written by the federation controller manager alone", serviceingresses.Annotation))
+		fmt.Sprintf("the annotation %s is written by the federation controller manager alone", federationv1beta1.ServiceIngressesAnnotation))
 }
 
 // ingresses returns the service-ingresses annotation of obj, if any.
@@ -45,6 +46,6 @@ func ingresses(obj runtime.Object) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	value, ok := m.GetAnnotations()[serviceingresses.Annotation]
+	value, ok := m.GetAnnotations()[federationv1beta1.ServiceIngressesAnnotation]
 	return value, ok
 }

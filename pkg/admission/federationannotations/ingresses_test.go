@@ -15,6 +15,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	api "k8s.io/kubernetes/pkg/apis/core"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/serviceingresses"
 )
 
@@ -39,7 +40,7 @@ func (f *fakeAuthorizer) Authorize(_ context.Context, a authorizer.Attributes) (
 func svc(ingresses *string) *api.Service {
 	s := &api.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web"}}
 	if ingresses != nil {
-		s.Annotations = map[string]string{serviceingresses.Annotation: *ingresses}
+		s.Annotations = map[string]string{federationv1beta1.ServiceIngressesAnnotation: *ingresses}
 	}
 	return s
 }
@@ -76,7 +77,7 @@ func TestServiceIngressesAreTheControllerManagers(t *testing.T) {
 			old: svc(&good), obj: svc(&evil)},
 		{name: "another resource may carry the key", user: "tenant", op: admission.Create,
 			resource: api.Resource("configmaps").WithVersion("v1"),
-			obj:      &api.ConfigMap{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{serviceingresses.Annotation: evil}}}},
+			obj:      &api.ConfigMap{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{federationv1beta1.ServiceIngressesAnnotation: evil}}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -97,7 +98,7 @@ func TestServiceIngressesAreTheControllerManagers(t *testing.T) {
 			}
 			require.Error(t, err)
 			assert.True(t, apierrors.IsForbidden(err), "want a 403, got %v", err)
-			assert.Contains(t, err.Error(), serviceingresses.Annotation)
+			assert.Contains(t, err.Error(), federationv1beta1.ServiceIngressesAnnotation)
 			require.Len(t, authz.asked, 1)
 			asked := authz.asked[0]
 			assert.Equal(t, "update", asked.GetVerb())

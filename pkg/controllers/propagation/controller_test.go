@@ -25,7 +25,6 @@ import (
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
-	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -128,11 +127,11 @@ func TestSyncAddsTheFinalizerToANamespace(t *testing.T) {
 	require.NoError(t, tc.Sync(context.Background(), "team"))
 	fed, err := tc.fedClient.Resource(federatedtypes.Namespaces.Resource).Get(context.Background(), "team", metav1.GetOptions{})
 	require.NoError(t, err)
-	assert.Contains(t, fed.GetFinalizers(), release.Finalizer)
+	assert.Contains(t, fed.GetFinalizers(), federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
 }
 
 func TestSyncAtRestWritesNothing(t *testing.T) {
-	fed := configMapObj("a", release.Finalizer)
+	fed := configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
 	members := testmembers.New([]string{"c1", "c2"})
 	members.Put("c1", appliedCopy(t, fed))
 	members.Put("c2", appliedCopy(t, fed))
@@ -147,7 +146,7 @@ func TestSyncAtRestWritesNothing(t *testing.T) {
 }
 
 func TestSyncRestoresDrift(t *testing.T) {
-	fed := configMapObj("a", release.Finalizer)
+	fed := configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
 	members := testmembers.New([]string{"c1", "c2"})
 	members.Put("c1", appliedCopy(t, fed))
 	members.Put("c2", appliedCopy(t, fed))
@@ -183,14 +182,14 @@ func TestSyncWithAStaleCacheLooksAgainSoon(t *testing.T) {
 func TestSyncReadsFirstWhereTheCacheHasNotSynced(t *testing.T) {
 	members := testmembers.New([]string{"c1", "c2"})
 	members.Unsynced = []string{"c1"}
-	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", release.Finalizer))
+	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
 	require.NoError(t, tc.sync(t, "ns/a"))
 	assert.Equal(t, []string{"get", "create"}, members.Actions("c1"), "absence from an unsynced cache proves nothing")
 	assert.Equal(t, []string{"create"}, members.Actions("c2"), "a synced cache without the object: one call")
 }
 
 func TestSyncDeletesWhereNoLongerSelected(t *testing.T) {
-	fed := configMapObj("a", release.Finalizer)
+	fed := configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
 	fed.SetAnnotations(map[string]string{"federation.alpha.kubernetes.io/cluster-selector": `[{"key":"cluster","operator":"==","values":["1"]}]`})
 	members := testmembers.New([]string{"c1", "c2"})
 	members.Ready[0].Labels = map[string]string{"cluster": "1"}
@@ -207,7 +206,7 @@ func TestSyncOneFailingClusterDoesNotStopTheOthers(t *testing.T) {
 	members.Clients["c1"].PrependReactor("create", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewBadRequest("the server could not find the requested resource")
 	})
-	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", release.Finalizer))
+	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
 	err := tc.sync(t, "ns/a")
 	require.ErrorContains(t, err, "creating ConfigMap ns/a in cluster c1")
 	assert.Equal(t, []string{"create"}, members.Actions("c2"))
@@ -235,34 +234,34 @@ func TestDeletion(t *testing.T) {
 	}{
 		{
 			name:        "cascading: member copies deleted",
-			fed:         deleting(configMapObj("a", release.Finalizer), 0),
+			fed:         deleting(configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters), 0),
 			wantMember:  []string{"delete"},
 			wantRelease: true,
 			wantEvents:  []string{"Normal DeleteInCluster Deleted ConfigMap ns/a in cluster c1"},
 		},
 		{
 			name:        "orphan: copies kept, our label removed",
-			fed:         deleting(configMapObj("a", release.Finalizer, metav1.FinalizerOrphanDependents), 0),
+			fed:         deleting(configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters, metav1.FinalizerOrphanDependents), 0),
 			down:        []string{"c9"},
 			wantMember:  []string{"patch:" + string(types.MergePatchType)},
 			wantRelease: true,
 		},
 		{
 			name:       "a selected cluster is down: wait",
-			fed:        deleting(configMapObj("a", release.Finalizer), 0),
+			fed:        deleting(configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters), 0),
 			down:       []string{"c9"},
 			wantMember: []string{"delete"},
 			wantEvents: []string{"Normal DeleteInCluster Deleted ConfigMap ns/a in cluster c1"},
 		},
 		{
 			name:       "a cluster whose cache has not synced yet: wait",
-			fed:        deleting(configMapObj("a", release.Finalizer), 0),
+			fed:        deleting(configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters), 0),
 			unsynced:   []string{"c1"},
 			wantMember: nil,
 		},
 		{
 			name:        "a selected cluster is down for too long: give up with an event",
-			fed:         deleting(configMapObj("a", release.Finalizer), 2*time.Minute),
+			fed:         deleting(configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters), 2*time.Minute),
 			down:        []string{"c9"},
 			wantMember:  []string{"delete"},
 			wantRelease: true,
@@ -300,10 +299,10 @@ func TestDeletion(t *testing.T) {
 
 func TestDeletionOfACopyNotYetInTheCache(t *testing.T) {
 	members := testmembers.New([]string{"c1"})
-	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", release.Finalizer))
+	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
 	require.NoError(t, tc.sync(t, "ns/a"))
 	delete(members.Cache["c1"], "ns/a")
-	require.NoError(t, tc.indexer.Update(deleting(configMapObj("a", release.Finalizer), 0)))
+	require.NoError(t, tc.indexer.Update(deleting(configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters), 0)))
 	require.NoError(t, tc.sync(t, "ns/a"))
 	assert.Equal(t, []string{"create", "delete"}, members.Actions("c1"))
 }
@@ -311,7 +310,7 @@ func TestDeletionOfACopyNotYetInTheCache(t *testing.T) {
 func TestDeletionDoneIsNotRepeatedForTheStaleCache(t *testing.T) {
 	members := testmembers.New([]string{"c1"})
 	members.Put("c1", appliedCopy(t, configMapObj("a")))
-	fed := deleting(configMapObj("a", release.Finalizer), 0)
+	fed := deleting(configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters), 0)
 	fed.SetResourceVersion("7")
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 	require.NoError(t, tc.sync(t, "ns/a"))

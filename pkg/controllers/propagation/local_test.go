@@ -9,9 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
-	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -86,7 +86,7 @@ func TestTheMembersKubernetesServiceIsNeverTouched(t *testing.T) {
 	assert.Empty(t, tc.events(), "the federation's own default/kubernetes is expected")
 
 	// Deleted at the federation: let go at once, the members' own kept.
-	gone := deleting(kubernetesServiceObj(release.Finalizer), 0)
+	gone := deleting(kubernetesServiceObj(federationv1beta1.FinalizerDeleteFromUnderlyingClusters), 0)
 	require.NoError(t, tc.indexer.Update(gone))
 	_, err = tc.fedClient.Resource(services.Resource).Namespace(metav1.NamespaceDefault).Update(context.Background(), gone, metav1.UpdateOptions{})
 	require.NoError(t, err)

@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
-	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
@@ -31,7 +31,7 @@ func (tc *testController) drain(t *testing.T, cluster string) {
 
 func TestASlowMemberHoldsUpOnlyItsOwnCopies(t *testing.T) {
 	members := testmembers.New([]string{"c1", "c2"})
-	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", release.Finalizer), configMapObj("b", release.Finalizer))
+	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters), configMapObj("b", federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
 	ctx := context.Background()
 	require.NoError(t, tc.Sync(ctx, "ns/a"))
 	require.NoError(t, tc.Sync(ctx, "ns/b"))
@@ -53,7 +53,7 @@ func TestASlowMemberHoldsUpOnlyItsOwnCopies(t *testing.T) {
 
 func TestANewerVersionReplacesAQueuedWrite(t *testing.T) {
 	members := testmembers.New([]string{"c1"})
-	fed := configMapObj("a", release.Finalizer)
+	fed := configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 	ctx := context.Background()
 	require.NoError(t, tc.Sync(ctx, "ns/a"))
@@ -70,7 +70,7 @@ func TestANewerVersionReplacesAQueuedWrite(t *testing.T) {
 
 func TestDeletionWaitsForAMemberWriteUnderWay(t *testing.T) {
 	members := testmembers.New([]string{"c1"})
-	fed := configMapObj("a", release.Finalizer)
+	fed := configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 	ctx := context.Background()
 	require.NoError(t, tc.Sync(ctx, "ns/a"))
@@ -103,7 +103,7 @@ func TestDeletionWaitsForAMemberWriteUnderWay(t *testing.T) {
 
 func TestOurWriteNotYetInTheCacheIsNotWrittenAgain(t *testing.T) {
 	members := testmembers.New([]string{"c1"})
-	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", release.Finalizer))
+	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
 	require.NoError(t, tc.sync(t, "ns/a"))
 	create := "create"
 	require.Equal(t, []string{create}, members.Actions("c1"))
@@ -124,7 +124,7 @@ func TestDeletionTellsOfItsCopiesInOneEvent(t *testing.T) {
 	members := testmembers.New([]string{"c1", "c2"})
 	members.Put("c1", appliedCopy(t, configMapObj("a")))
 	members.Put("c2", appliedCopy(t, configMapObj("a")))
-	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, deleting(configMapObj("a", release.Finalizer), 0))
+	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, deleting(configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters), 0))
 	require.NoError(t, tc.sync(t, "ns/a"))
 	assert.Equal(t, []string{"delete"}, members.Actions("c1"))
 	assert.Equal(t, []string{"delete"}, members.Actions("c2"))
@@ -133,7 +133,7 @@ func TestDeletionTellsOfItsCopiesInOneEvent(t *testing.T) {
 
 func TestAClusterThatLeftLosesItsQueue(t *testing.T) {
 	members := testmembers.New([]string{"c1", "c2"})
-	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", release.Finalizer))
+	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
 	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
 	require.Equal(t, []string{"c1", "c2"}, tc.w.Clusters())
 
@@ -167,7 +167,7 @@ func TestTheWorkersWriteEveryCopy(t *testing.T) {
 	members := testmembers.New([]string{"c1", "c2", "c3"})
 	var objs []*unstructured.Unstructured
 	for i := range 40 {
-		objs = append(objs, configMapObj(fmt.Sprintf("o%02d", i), release.Finalizer))
+		objs = append(objs, configMapObj(fmt.Sprintf("o%02d", i), federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
 	}
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, objs...)
 	syncWithWorkers(t, tc, objs)
@@ -192,7 +192,7 @@ func TestTheWorkersWriteEveryCopy(t *testing.T) {
 
 func TestTheEchoOfOurOwnWriteIsNotReconciled(t *testing.T) {
 	members := testmembers.New([]string{"c1", "c2"})
-	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", release.Finalizer))
+	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
 	require.NoError(t, tc.sync(t, "ns/a"))
 	res := federatedtypes.ByName("configmaps").Resource
 	for _, c := range []string{"c1", "c2"} {
@@ -224,7 +224,7 @@ func TestTheEchoOfOurOwnWriteIsNotReconciled(t *testing.T) {
 // come after the write has ended: none of them is somebody else's change
 // (CI once saw each such copy applied a third time, as "Restored").
 func TestTheLateEchoesOfAnUpdateInStepsAreNotReconciled(t *testing.T) {
-	fed := configMapObj("a", release.Finalizer)
+	fed := configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
 	members := testmembers.New([]string{"c1"})
 	members.Put("c1", appliedCopy(t, fed))
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
@@ -297,7 +297,7 @@ func TestAnEventWhileWritingIsCheckedOnceTheWriteAnswers(t *testing.T) {
 	for _, foreign := range []bool{false, true} {
 		t.Run(fmt.Sprintf("somebody else's change: %v", foreign), func(t *testing.T) {
 			members := testmembers.New([]string{"c1"})
-			tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", release.Finalizer))
+			tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
 			require.NoError(t, tc.Sync(context.Background(), "ns/a"))
 			if foreign {
 				// The member answers our write with version 2, and its
@@ -331,7 +331,7 @@ func TestAnEventWhileWritingIsCheckedOnceTheWriteAnswers(t *testing.T) {
 // cluster is joined; once the last cluster has left, deleting such an
 // object must not wait for anything.
 func TestDeletionAfterTheLastClusterLeftIsImmediate(t *testing.T) {
-	tc := newTestController(t, federatedtypes.ByName("configmaps"), testmembers.New(nil), deleting(configMapObj("a", release.Finalizer), 0))
+	tc := newTestController(t, federatedtypes.ByName("configmaps"), testmembers.New(nil), deleting(configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters), 0))
 	require.NoError(t, tc.sync(t, "ns/a"))
 	var released bool
 	for _, a := range tc.fedClient.Actions() {

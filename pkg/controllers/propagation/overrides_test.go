@@ -11,7 +11,6 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
-	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -178,7 +177,7 @@ func TestOverridesOfADividedDeployment(t *testing.T) {
 func TestOverridesCannotUnmarkSelectors(t *testing.T) {
 	svc := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Service",
-		"metadata": map[string]any{"name": "web", "namespace": "ns", "finalizers": []any{release.Finalizer},
+		"metadata": map[string]any{"name": "web", "namespace": "ns", "finalizers": []any{federationv1beta1.FinalizerDeleteFromUnderlyingClusters},
 			"annotations": map[string]any{federationv1beta1.OverridesAnnotation: `[{"clusters":["c1"],"patches":[{"op":"replace","path":"/spec/selector","value":{"app":"theirs"}}]}]`}},
 		"spec": map[string]any{"selector": map[string]any{"app": "web"}, "ports": []any{map[string]any{"port": int64(80)}}},
 	}}

@@ -18,7 +18,6 @@ import (
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
-	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
@@ -50,7 +49,7 @@ func lastApplied(t *testing.T, members *testmembers.Members, cluster string) *un
 
 func TestCopiesCarryTheFederationsUID(t *testing.T) {
 	members := testmembers.New([]string{"c1"})
-	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", release.Finalizer))
+	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
 	require.NoError(t, tc.sync(t, "ns/a"))
 	got, ok := members.Get("c1", federatedtypes.ByName("configmaps").Resource, "ns", "a")
 	require.True(t, ok)
@@ -58,7 +57,7 @@ func TestCopiesCarryTheFederationsUID(t *testing.T) {
 	assert.Equal(t, "fed-uid", got.GetLabels()[federationv1beta1.FederationUIDLabel])
 
 	// A copy written before the UID label: ours, and labelled at its next write.
-	legacy := configMapObj("b", release.Finalizer)
+	legacy := configMapObj("b", federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
 	members = testmembers.New([]string{"c1"})
 	old, _, err := plan.Desired(federatedtypes.ByName("configmaps"), legacy, "fed", "")
 	require.NoError(t, err)
@@ -91,7 +90,7 @@ func TestAnotherFederationsObjectIsLeftAlone(t *testing.T) {
 			if tt.inCache {
 				members.Put("c1", theirs)
 			}
-			tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", release.Finalizer))
+			tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
 			err := tc.sync(t, "ns/a")
 			require.ErrorContains(t, err, "ConfigMap ns/a in cluster c1 belongs to "+tt.other)
 			assert.Equal(t, tt.calls, members.Actions("c1"), "nothing written")
@@ -102,7 +101,7 @@ func TestAnotherFederationsObjectIsLeftAlone(t *testing.T) {
 			}, tc.events())
 
 			// Deleting the federated object leaves it too.
-			require.NoError(t, tc.indexer.Update(deleting(configMapObj("a", release.Finalizer), 0)))
+			require.NoError(t, tc.indexer.Update(deleting(configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters), 0)))
 			require.NoError(t, tc.sync(t, "ns/a"))
 			for _, a := range members.Actions("c1") {
 				assert.NotContains(t, []string{"delete", "patch:" + string(types.MergePatchType)}, a)
@@ -117,7 +116,7 @@ func TestAMembersOwnObjectIsNotAdoptedUnlessAsked(t *testing.T) {
 	theirs := configMapObj("a")
 	theirs.Object["data"] = map[string]any{"k": "theirs"}
 	membersOwn(t, members, theirs)
-	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", release.Finalizer))
+	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
 	require.ErrorContains(t, tc.sync(t, "ns/a"), "exists in cluster c1 and was not created by this federation")
 	assert.Equal(t, []string{"create", "get"}, members.Actions("c1"), "no write")
 	events := tc.events()
@@ -161,7 +160,7 @@ func TestAMembersOwnObjectIsAdoptedWhenAsked(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			members := testmembers.New([]string{"c1"})
 			membersOwn(t, members, configMapObj("a"))
-			fed := configMapObj("a", release.Finalizer)
+			fed := configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
 			if tt.annotation != "" {
 				fed.SetAnnotations(map[string]string{federationv1beta1.ConflictResolutionAnnotation: tt.annotation})
 			}
@@ -184,7 +183,7 @@ func TestAMembersOwnObjectIsAdoptedWhenAsked(t *testing.T) {
 	t.Run("abort on the object wins over the default", func(t *testing.T) {
 		members := testmembers.New([]string{"c1"})
 		membersOwn(t, members, configMapObj("a"))
-		fed := configMapObj("a", release.Finalizer)
+		fed := configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
 		fed.SetAnnotations(map[string]string{federationv1beta1.ConflictResolutionAnnotation: federationv1beta1.ConflictResolutionAbort})
 		tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 		tc.opts.DefaultConflictResolution = federationv1beta1.ConflictResolutionAdopt
@@ -252,7 +251,7 @@ func TestDeletionDeletesOnlyWhatWeCreated(t *testing.T) {
 				cp = adoptedCopy(t, configMapObj("a"))
 			}
 			members.Put("c1", cp)
-			fed := deleting(configMapObj("a", release.Finalizer), 0)
+			fed := deleting(configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters), 0)
 			fed.SetAnnotations(tt.annotations)
 			tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 			require.NoError(t, tc.sync(t, "ns/a"))
@@ -263,7 +262,7 @@ func TestDeletionDeletesOnlyWhatWeCreated(t *testing.T) {
 }
 
 func TestUnplacingAnAdoptedCopyOrphansIt(t *testing.T) {
-	fed := configMapObj("a", release.Finalizer)
+	fed := configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
 	fed.SetAnnotations(map[string]string{federationv1beta1.ClusterSelectorAnnotation: `[{"key":"cluster","operator":"==","values":["2"]}]`})
 	members := testmembers.New([]string{"c1"})
 	members.Ready[0].Labels = map[string]string{"cluster": "1"}
@@ -302,7 +301,7 @@ func TestDeletingANamespaceLeavesOneWithForeignObjects(t *testing.T) {
 	for i := range 11 {
 		members.InNamespace["c1"] = append(members.InNamespace["c1"], object("services", "s"+string(rune('a'+i)), nil))
 	}
-	tc := newTestController(t, federatedtypes.ByName("namespaces"), members, deleting(fedNamespace("team", release.Finalizer), 0))
+	tc := newTestController(t, federatedtypes.ByName("namespaces"), members, deleting(fedNamespace("team", federationv1beta1.FinalizerDeleteFromUnderlyingClusters), 0))
 	require.NoError(t, tc.sync(t, "team"))
 	assert.Equal(t, []string{"patch:" + string(types.MergePatchType)}, members.Actions("c1"), "orphaned")
 	assert.Equal(t, []string{"delete"}, members.Actions("c2"))
@@ -315,16 +314,16 @@ func TestDeletingANamespaceLeavesOneWithForeignObjects(t *testing.T) {
 
 func TestTheDefaultNamespaceIsNeverWritten(t *testing.T) {
 	members := testmembers.New([]string{"c1"})
-	tc := newTestController(t, federatedtypes.ByName("namespaces"), members, fedNamespace("default", release.Finalizer))
+	tc := newTestController(t, federatedtypes.ByName("namespaces"), members, fedNamespace("default", federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
 	require.NoError(t, tc.sync(t, "default"))
 	assert.Empty(t, members.Actions("c1"))
-	require.NoError(t, tc.indexer.Update(deleting(fedNamespace("default", release.Finalizer), 0)))
+	require.NoError(t, tc.indexer.Update(deleting(fedNamespace("default", federationv1beta1.FinalizerDeleteFromUnderlyingClusters), 0)))
 	require.NoError(t, tc.sync(t, "default"))
 	assert.Empty(t, members.Actions("c1"))
 	assert.Empty(t, tc.events())
 
 	// Objects in it propagate as before.
-	cm := configMapObj("a", release.Finalizer)
+	cm := configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
 	cm.SetNamespace("default")
 	tcm := newTestController(t, federatedtypes.ByName("configmaps"), members, cm)
 	require.NoError(t, tcm.sync(t, "default/a"))
@@ -332,7 +331,7 @@ func TestTheDefaultNamespaceIsNeverWritten(t *testing.T) {
 }
 
 func TestTheFieldsOfOurCreateGoToOurApplies(t *testing.T) {
-	fed := configMapObj("a", release.Finalizer)
+	fed := configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
 	members := testmembers.New([]string{"c1"})
 	members.Put("c1", appliedCopy(t, fed))
 	// The member answers with our create's Update entry still there.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/hpatarget"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
@@ -143,10 +144,10 @@ func (c *Controller) current(key string) (*unstructured.Unstructured, error) {
 // at again shortly. Other objects get none: their deletions are recorded in
 // tombstones (tombstones.go).
 func (c *Controller) ensureFinalizer(ctx context.Context, key string, fed *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	if (!c.typ.Namespace && !c.typ.Finalized) || slices.Contains(fed.GetFinalizers(), release.Finalizer) {
+	if (!c.typ.Namespace && !c.typ.Finalized) || slices.Contains(fed.GetFinalizers(), federationv1beta1.FinalizerDeleteFromUnderlyingClusters) {
 		return fed, nil
 	}
-	fed.SetFinalizers(append(fed.GetFinalizers(), release.Finalizer))
+	fed.SetFinalizers(append(fed.GetFinalizers(), federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
 	updated, err := c.resource(fed.GetNamespace()).Update(ctx, fed, metav1.UpdateOptions{})
 	if apierrors.IsConflict(err) {
 		// Our cache is behind (often: the finalizer is already there):

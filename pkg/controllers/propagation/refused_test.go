@@ -132,7 +132,7 @@ func TestTheListOfNeverPropagatedNamespacesIsAnOption(t *testing.T) {
 
 func TestADeletedRefusedObjectIsLetGo(t *testing.T) {
 	members := testmembers.New([]string{"c1"})
-	fed := inNamespace(configMapObj("a", release.Finalizer, metav1.FinalizerDeleteDependents, "example.com/other"), "kube-system")
+	fed := inNamespace(configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters, metav1.FinalizerDeleteDependents, "example.com/other"), "kube-system")
 	fed.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 	// A copy the member holds under the same name stays its own.

@@ -11,14 +11,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
-	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
 func loadBalancerService() *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service",
-		"metadata": map[string]any{"name": "web", "namespace": "ns", "finalizers": []any{release.Finalizer}},
+		"metadata": map[string]any{"name": "web", "namespace": "ns", "finalizers": []any{federationv1beta1.FinalizerDeleteFromUnderlyingClusters}},
 		"spec": map[string]any{"type": "LoadBalancer", "selector": map[string]any{"app": "web"},
 			"ports": []any{map[string]any{"port": int64(80), "protocol": "TCP"}}}}}
 }

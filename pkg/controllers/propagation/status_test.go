@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
-	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -37,7 +37,7 @@ func deploymentObj() *unstructured.Unstructured {
 	o.SetName("d")
 	o.SetNamespace("ns")
 	o.SetGeneration(1)
-	o.SetFinalizers([]string{release.Finalizer})
+	o.SetFinalizers([]string{federationv1beta1.FinalizerDeleteFromUnderlyingClusters})
 	return o
 }
 

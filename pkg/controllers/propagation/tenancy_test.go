@@ -19,7 +19,6 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
-	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer/guard"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
@@ -41,7 +40,7 @@ func memberNamespaceLabelled(t *testing.T, members *testmembers.Members, name st
 func TestNothingIsWrittenInAMemberNamespaceTheFederationDoesNotOwn(t *testing.T) {
 	members := testmembers.New([]string{"c1"})
 	memberNamespaceLabelled(t, members, "ns", map[string]string{"team": "payments"})
-	fed := configMapObj("a", release.Finalizer)
+	fed := configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
 	fed.SetAnnotations(map[string]string{federationv1beta1.ConflictResolutionAnnotation: federationv1beta1.ConflictResolutionAdopt})
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 	tc.addFederatedNamespace(t, nil)
@@ -64,7 +63,7 @@ func TestNothingIsWrittenInAMemberNamespaceTheFederationDoesNotOwn(t *testing.T)
 func TestANamespaceAdoptedAtJoinIsWrittenIn(t *testing.T) {
 	members := testmembers.New([]string{"c1"})
 	memberNamespaceLabelled(t, members, "ns", map[string]string{memberrbac.AdoptedByLabel("fed"): "true"})
-	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", release.Finalizer))
+	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
 	tc.addFederatedNamespace(t, nil)
 	require.NoError(t, tc.sync(t, "ns/a"))
 	assert.Equal(t, []string{"create"}, writesTo(members, "c1"))
@@ -72,7 +71,7 @@ func TestANamespaceAdoptedAtJoinIsWrittenIn(t *testing.T) {
 	// Another federation's adoption is not ours.
 	members = testmembers.New([]string{"c1"})
 	memberNamespaceLabelled(t, members, "ns", map[string]string{memberrbac.AdoptedByLabel("fed2"): "true"})
-	tc = newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", release.Finalizer))
+	tc = newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
 	tc.addFederatedNamespace(t, nil)
 	require.Error(t, tc.sync(t, "ns/a"))
 	assert.Empty(t, writesTo(members, "c1"))
@@ -93,7 +92,7 @@ func TestAnAdoptedNamespaceIsMarkedAdoptedBy(t *testing.T) {
 	members := testmembers.New([]string{"c1"})
 	members.ForeignNamespaces = []string{"c1/team-x"}
 	membersOwn(t, members, fedNamespace("team-x"))
-	fed := fedNamespace("team-x", release.Finalizer)
+	fed := fedNamespace("team-x", federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
 	fed.SetAnnotations(map[string]string{federationv1beta1.ConflictResolutionAnnotation: federationv1beta1.ConflictResolutionAdopt})
 	tc := newTestController(t, federatedtypes.Namespaces, members, fed)
 	require.NoError(t, tc.sync(t, "team-x"))
@@ -108,7 +107,7 @@ func TestAMemberNamespaceAdoptedAtJoinIsTakenOverByItsFederatedNamespace(t *test
 	theirs.SetLabels(map[string]string{memberrbac.AdoptedByLabel("fed"): "true"})
 	members.ForeignNamespaces = []string{"c1/team-x"}
 	membersOwn(t, members, theirs)
-	tc := newTestController(t, federatedtypes.Namespaces, members, fedNamespace("team-x", release.Finalizer))
+	tc := newTestController(t, federatedtypes.Namespaces, members, fedNamespace("team-x", federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
 	require.NoError(t, tc.sync(t, "team-x"), "no annotation needed: the member's admin adopted it")
 	assert.Equal(t, "true", lastApplied(t, members, "c1").GetAnnotations()[federationv1beta1.AdoptedAnnotation])
 }
@@ -130,7 +129,7 @@ func TestWhatAMembersControllerKeepsUpIsNeverAdopted(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			members := testmembers.New([]string{"c1"})
 			membersOwn(t, members, tt.member)
-			fed := configMapObj(tt.member.GetName(), release.Finalizer)
+			fed := configMapObj(tt.member.GetName(), federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
 			fed.SetAnnotations(map[string]string{federationv1beta1.ConflictResolutionAnnotation: federationv1beta1.ConflictResolutionAdopt})
 			tc := newTestController(t, federatedtypes.ByName(tt.typ), members, fed)
 			err := tc.sync(t, "ns/"+tt.member.GetName())
@@ -144,7 +143,7 @@ func TestWhatAMembersControllerKeepsUpIsNeverAdopted(t *testing.T) {
 func TestAnHPAIsWrittenOnlyWhereItsTargetIsOurCopy(t *testing.T) {
 	hpa := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
-		"metadata": map[string]any{"name": "web", "namespace": "ns", "finalizers": []any{release.Finalizer}},
+		"metadata": map[string]any{"name": "web", "namespace": "ns", "finalizers": []any{federationv1beta1.FinalizerDeleteFromUnderlyingClusters}},
 		"spec": map[string]any{
 			"scaleTargetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "theirs"},
 			"minReplicas":    int64(1), "maxReplicas": int64(1),
@@ -203,7 +202,7 @@ func TestWritesAMemberRefusesAreTriedAgainLessAndLessOften(t *testing.T) {
 	members.Clients["c1"].PrependReactor("create", "configmaps", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "a", errors.New("the member's policy says no"))
 	})
-	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", release.Finalizer))
+	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
 	var waits []time.Duration
 	for range 3 {
 		err := tc.w.WriteOnceForTesting(context.Background(), "c1", compareTask(t, tc, "ns/a", "c1"))
@@ -218,7 +217,7 @@ func TestWritesAMemberRefusesAreTriedAgainLessAndLessOften(t *testing.T) {
 func TestACopyWhoseAccountLeftIsRemoved(t *testing.T) {
 	deploy := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{"name": "uses-runner", "namespace": "ns", "finalizers": []any{release.Finalizer}},
+		"metadata": map[string]any{"name": "uses-runner", "namespace": "ns", "finalizers": []any{federationv1beta1.FinalizerDeleteFromUnderlyingClusters}},
 		"spec": map[string]any{"replicas": int64(1), "template": map[string]any{"spec": map[string]any{
 			"serviceAccountName": "runner", "containers": []any{map[string]any{"name": "c", "image": "pause"}},
 		}}},
@@ -265,7 +264,7 @@ func TestACopyWhoseAccountLeftIsRemoved(t *testing.T) {
 func TestACopyNamingAMembersOptionalSecretIsRemoved(t *testing.T) {
 	deploy := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{"name": "web", "namespace": "ns", "finalizers": []any{release.Finalizer}},
+		"metadata": map[string]any{"name": "web", "namespace": "ns", "finalizers": []any{federationv1beta1.FinalizerDeleteFromUnderlyingClusters}},
 		"spec": map[string]any{"replicas": int64(1), "template": map[string]any{"spec": map[string]any{
 			"containers": []any{map[string]any{"name": "c", "image": "pause", "envFrom": []any{
 				map[string]any{"secretRef": map[string]any{"name": "extra", "optional": true}},
@@ -301,7 +300,7 @@ func TestACopyNamingAMembersOptionalSecretIsRemoved(t *testing.T) {
 func TestAClonedClaimStaysWhenItsSourceGoes(t *testing.T) {
 	clone := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-		"metadata": map[string]any{"name": "clone", "namespace": "ns", "finalizers": []any{release.Finalizer}},
+		"metadata": map[string]any{"name": "clone", "namespace": "ns", "finalizers": []any{federationv1beta1.FinalizerDeleteFromUnderlyingClusters}},
 		"spec":     map[string]any{"accessModes": []any{"ReadWriteOnce"}, "dataSource": map[string]any{"kind": "PersistentVolumeClaim", "name": "golden"}},
 	}}
 	members := testmembers.New([]string{"c1"})
@@ -328,7 +327,7 @@ func TestAClonedClaimStaysWhenItsSourceGoes(t *testing.T) {
 func TestACopyThatCannotNameIsSpacedOut(t *testing.T) {
 	deploy := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{"name": "gpu", "namespace": "ns", "finalizers": []any{release.Finalizer}},
+		"metadata": map[string]any{"name": "gpu", "namespace": "ns", "finalizers": []any{federationv1beta1.FinalizerDeleteFromUnderlyingClusters}},
 		"spec": map[string]any{"replicas": int64(1), "template": map[string]any{"spec": map[string]any{
 			"containers":     []any{map[string]any{"name": "c", "image": "pause"}},
 			"resourceClaims": []any{map[string]any{"name": "gpu", "resourceClaimName": "theirs"}},
@@ -354,7 +353,7 @@ func optionalSecrets(name, prefix string, n int) *unstructured.Unstructured {
 	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{"name": name, "namespace": "ns", "finalizers": []any{release.Finalizer}},
+		"metadata": map[string]any{"name": name, "namespace": "ns", "finalizers": []any{federationv1beta1.FinalizerDeleteFromUnderlyingClusters}},
 		"spec": map[string]any{"replicas": int64(0), "template": map[string]any{"spec": map[string]any{
 			"containers": []any{map[string]any{"name": "c", "image": "pause", "envFrom": envFrom}},
 		}}},
@@ -391,7 +390,7 @@ func TestManyOptionalNamesDoNotHideTheMembersObject(t *testing.T) {
 func TestAStatefulSetWhoseNextClaimIsAnothersGoes(t *testing.T) {
 	sts := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "StatefulSet",
-		"metadata": map[string]any{"name": "web", "namespace": "ns", "finalizers": []any{release.Finalizer}},
+		"metadata": map[string]any{"name": "web", "namespace": "ns", "finalizers": []any{federationv1beta1.FinalizerDeleteFromUnderlyingClusters}},
 		"spec": map[string]any{"replicas": int64(2), "serviceName": "web",
 			"selector": map[string]any{"matchLabels": map[string]any{"app": "web"}},
 			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "web"}},

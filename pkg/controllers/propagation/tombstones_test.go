@@ -300,3 +300,39 @@ func tombstoneWithTarget(t *testing.T, typ *federatedtypes.Type, hpa *unstructur
 	r.ScaleTarget = &tombstone.ScaleTarget{Kind: kind, Name: name}
 	return r.Data()
 }
+
+// An HPA deleted with the orphan policy leaves its copies in the members,
+// which keep scaling the target there: the target stays marked theirs.
+func TestAnOrphanedHPALeavesItsTargetToTheMembersHPAs(t *testing.T) {
+	hpas := federatedtypes.ByName("horizontalpodautoscalers")
+	hpa := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+		"spec": map[string]any{"scaleTargetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}}}}
+	hpa.SetNamespace("ns")
+	hpa.SetName("web")
+	hpa.SetUID("uid-hpa")
+	target := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}}
+	target.SetNamespace("ns")
+	target.SetName("web")
+	marked := map[string]string{federationv1beta1.HPATargetClustersAnnotation: `{"Names":["c1"]}`}
+	target.SetAnnotations(marked)
+	deployments := federatedtypes.ByName("deployments").Resource
+
+	for _, tt := range []struct {
+		finalizer string
+		want      map[string]string
+	}{
+		{metav1.FinalizerOrphanDependents, marked},
+		{metav1.FinalizerDeleteDependents, map[string]string{}},
+	} {
+		t.Run(tt.finalizer, func(t *testing.T) {
+			fed := deleting(hpa.DeepCopy(), 0)
+			fed.SetFinalizers([]string{tt.finalizer})
+			tc := newTestController(t, hpas, testmembers.New([]string{"c1"}), fed)
+			require.NoError(t, tc.fedClient.Tracker().Create(deployments, target.DeepCopy(), "ns"))
+			require.NoError(t, tc.sync(t, "ns/web"))
+			got, err := tc.fedClient.Resource(deployments).Namespace("ns").Get(t.Context(), "web", metav1.GetOptions{})
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got.GetAnnotations())
+		})
+	}
+}

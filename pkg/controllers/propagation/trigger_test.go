@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 )
 
@@ -21,7 +21,9 @@ func TestNeedsSync(t *testing.T) {
 		f(o)
 		return o
 	}
-	withFinalizer := change(func(o *unstructured.Unstructured) { o.SetFinalizers([]string{release.Finalizer}) })
+	withFinalizer := change(func(o *unstructured.Unstructured) {
+		o.SetFinalizers([]string{federationv1beta1.FinalizerDeleteFromUnderlyingClusters})
+	})
 	for _, tt := range []struct {
 		name     string
 		old, cur *unstructured.Unstructured
@@ -36,7 +38,7 @@ func TestNeedsSync(t *testing.T) {
 		{"annotation changed", base, change(func(o *unstructured.Unstructured) { o.SetAnnotations(map[string]string{"x": "y"}) }), true},
 		{"finalizer removed", withFinalizer, change(func(*unstructured.Unstructured) {}), true},
 		{"deletion started", withFinalizer, change(func(o *unstructured.Unstructured) {
-			o.SetFinalizers([]string{release.Finalizer})
+			o.SetFinalizers([]string{federationv1beta1.FinalizerDeleteFromUnderlyingClusters})
 			o.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
 		}), true},
 	} {

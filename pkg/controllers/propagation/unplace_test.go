@@ -10,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/component-base/metrics/legacyregistry"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/clusterselector"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
-	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/membercluster"
@@ -102,7 +102,7 @@ func selectCluster(n string) map[string]string {
 }
 
 func TestANamespaceMissingFromTheCacheButThereLiveKeepsItsCopies(t *testing.T) {
-	fed := configMapObj("a", release.Finalizer)
+	fed := configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
 	members := testmembers.New([]string{"c1"})
 	members.Put("c1", appliedCopy(t, fed))
 	addMemberNamespace(t, members, "c1", false) // its label taken off
@@ -120,7 +120,7 @@ func TestANamespaceMissingFromTheCacheButThereLiveKeepsItsCopies(t *testing.T) {
 }
 
 func TestAClusterDeselectedInTheCacheButSelectedLiveKeepsItsCopy(t *testing.T) {
-	fed := configMapObj("a", release.Finalizer)
+	fed := configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
 	members := testmembers.New([]string{"c1", "c2"})
 	members.Ready[0].Labels = map[string]string{"cluster": "1"}
 	members.Ready[1].Labels = map[string]string{"cluster": "2"}
@@ -158,7 +158,7 @@ func TestUnplaceConfirmedLiveDeletes(t *testing.T) {
 		{name: "the federated namespace does not select the cluster", nsSelector: selectCluster("2"), memberNamespace: "there", wantActions: []string{"delete"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			fed := configMapObj("a", release.Finalizer)
+			fed := configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
 			fed.SetAnnotations(tt.selector)
 			members := testmembers.New([]string{"c1"})
 			members.Ready[0].Labels = map[string]string{"cluster": "1"}
@@ -180,13 +180,13 @@ func TestUnplaceConfirmedLiveDeletes(t *testing.T) {
 }
 
 func TestUnplaceOfAnObjectBeingDeletedIsLeftToItsDeletion(t *testing.T) {
-	fed := configMapObj("a", release.Finalizer)
+	fed := configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
 	fed.SetAnnotations(selectCluster("2"))
 	members := testmembers.New([]string{"c1"})
 	members.Put("c1", appliedCopy(t, fed))
 	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, fed)
 	live := deleting(fed.DeepCopy(), 0)
-	live.SetFinalizers([]string{release.Finalizer, metav1.FinalizerOrphanDependents})
+	live.SetFinalizers([]string{federationv1beta1.FinalizerDeleteFromUnderlyingClusters, metav1.FinalizerOrphanDependents})
 	require.NoError(t, tc.fedClient.Tracker().Update(federatedtypes.ByName("configmaps").Resource, live, "ns"))
 
 	require.NoError(t, tc.w.WriteOnceForTesting(t.Context(), "c1", writer.Task{Action: writer.Unplace, Fed: fed}))

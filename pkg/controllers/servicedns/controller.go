@@ -201,7 +201,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 // cluster of the federation). A cluster that has left the federation does
 // not count, nor one being deleted.
 func (c *Controller) clustersOf(svc *corev1.Service) ([]dnsrecords.Cluster, error) {
-	ingresses, err := serviceingresses.Parse(svc.Annotations[serviceingresses.Annotation])
+	ingresses, err := serviceingresses.Parse(svc.Annotations[federationv1beta1.ServiceIngressesAnnotation])
 	if err != nil {
 		return nil, err
 	}

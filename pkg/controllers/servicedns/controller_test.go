@@ -25,7 +25,6 @@ import (
 	fedfake "github.com/federation-v1/federation/pkg/generated/clientset/versioned/fake"
 	fedinformerfactory "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
 	"github.com/federation-v1/federation/pkg/poll"
-	"github.com/federation-v1/federation/pkg/serviceingresses"
 )
 
 func cluster(name, region, zone string, isReady bool) *federationv1beta1.Cluster {
@@ -45,7 +44,7 @@ func cluster(name, region, zone string, isReady bool) *federationv1beta1.Cluster
 func service(ingresses string) *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "nginx",
-			Annotations: map[string]string{serviceingresses.Annotation: ingresses}},
+			Annotations: map[string]string{federationv1beta1.ServiceIngressesAnnotation: ingresses}},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer},
 	}
 }

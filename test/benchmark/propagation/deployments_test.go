@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/planner"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/pkg/replicapreferences"
@@ -112,7 +113,7 @@ func (bn *bench) deployments(ctx context.Context) {
 	// The federation.
 	m := bn.meter()
 	start = time.Now()
-	annotations := map[string]string{replicapreferences.DeploymentAnnotation: preferences}
+	annotations := map[string]string{federationv1beta1.DeploymentPreferencesAnnotation: preferences}
 	bn.check(parallel(len(deploymentNames), fedWriters, func(i int) error {
 		_, err := bn.fed.AppsV1().Deployments(fedNamespace).Create(ctx, deployment(fedNamespace, deploymentNames[i], deploymentReplica, annotations), metav1.CreateOptions{})
 		return err

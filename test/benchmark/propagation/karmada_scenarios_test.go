@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/poll"
-	"github.com/federation-v1/federation/pkg/replicapreferences"
 )
 
 // karmadaRestWindow is how long the cost scenario measures the planes at rest.
@@ -164,7 +164,7 @@ func (kb *karmadaBench) deploymentsBoth(ctx context.Context) {
 	kb.both("deployments", func(s *side) {
 		var annotations map[string]string
 		if s == kb.fedSys {
-			annotations = map[string]string{replicapreferences.DeploymentAnnotation: preferences}
+			annotations = map[string]string{federationv1beta1.DeploymentPreferencesAnnotation: preferences}
 		}
 		kb.quiet(s.name + "'s deployments")
 		m := startSideMeter(s)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -174,12 +175,35 @@ func (f *fixture) atRest(window time.Duration) {
 	start := time.Now()
 	counters := f.memberWriteCounters()
 	err := poll.Until(context.Background(), window, "the end of the quiet window", func(context.Context) error {
-		if now := f.memberWrites(); now != last {
-			return poll.Abort(fmt.Errorf("%v member writes after %s at rest: %v", now-last, time.Since(start),
-				changedCounters(counters, f.memberWriteCounters())))
+		if now := f.memberWriteCounters(); !maps.Equal(now, counters) {
+			return poll.Abort(fmt.Errorf("member writes after %s at rest: %v", time.Since(start), changedCounters(counters, now)))
 		}
 		return fmt.Errorf("quiet for %s", time.Since(start))
 	})
+	if err != nil && !strings.Contains(err.Error(), "timed out") {
+		f.explainWrites()
+	}
 	require.ErrorContains(f.T, err, "timed out", "the window must end quietly")
 	f.T.Logf("no member writes in %s at rest (counter %v)", window, last)
+}
+
+// explainWrites logs what tells which objects were written: the
+// federation's latest events (one per write of an object, naming its
+// clusters) and the members' Deployments and HPAs.
+func (f *fixture) explainWrites() {
+	f.T.Helper()
+	run := func(args ...string) string {
+		out, err := f.User.Kubectl().Run(context.Background(), args...)
+		if err != nil {
+			return fmt.Sprintf("%s\nerror: %v", out, err)
+		}
+		return out
+	}
+	events := strings.Split(strings.TrimSpace(run("--context=fed", "get", "events", "-A", "--sort-by=.lastTimestamp", "-o",
+		`custom-columns=LAST:.lastTimestamp,COUNT:.count,REASON:.reason,OBJECT:.involvedObject.name,MESSAGE:.message`)), "\n")
+	f.T.Logf("the federation's last events:\n%s", strings.Join(events[max(0, len(events)-40):], "\n"))
+	cols := `custom-columns=NAME:.metadata.name,GENERATION:.metadata.generation,REPLICAS:.spec.replicas,ANNOTATIONS:.metadata.annotations`
+	for _, c := range three {
+		f.T.Logf("%s:\n%s\n%s", c, run("--context="+c, "get", "deployments", "-n", "e2e", "-o", cols), run("--context="+c, "get", "hpa", "-n", "e2e"))
+	}
 }

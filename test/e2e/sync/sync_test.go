@@ -87,6 +87,13 @@ func TestPropagation(t *testing.T) {
 			f.Kubectl("delete", ty.name, orphan, "-n", "e2e", "--cascade=orphan", "--wait=false")
 			f.waitGoneAtFederation(ty.name, "e2e", orphan)
 			f.WaitIn(three, ty.resource, "e2e", orphan, notLabelled)
+			if ty.resource == atRestHPAs {
+				// Its copies stay and keep scaling the target in the
+				// members: the target stays theirs there, not divided
+				// again by the federation (which would fight them).
+				require.NotEmpty(t, f.Kubectl("get", "deployment", orphan, "-n", "e2e", "-o",
+					`jsonpath={.metadata.annotations.federation\.kubernetes\.io/hpa-target-cluster-list}`))
+			}
 
 			// For the late join below.
 			f.Apply(ty.manifest("e2e", "late-"+ty.name))

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/hpatarget"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
@@ -32,10 +33,13 @@ func Orphaned(fed *unstructured.Unstructured) bool {
 }
 
 // Deleting handles a federated object being deleted: an HPA first gives
-// its target its replica counts back.
+// its target its replica counts back, unless it is orphaned: its copies
+// stay in the members and keep scaling the target there, so the target
+// stays theirs in those clusters (else the federation would divide its
+// replicas again and fight them).
 func (r *Releaser) Deleting(ctx context.Context, fed *unstructured.Unstructured) (Result, error) {
 	var res Result
-	if r.typ.DividesHPA {
+	if r.typ.DividesHPA && !Orphaned(fed) {
 		if err := hpatarget.Release(ctx, r.fed, r.typ.Resource, fed); err != nil {
 			return res, err
 		}
@@ -48,7 +52,7 @@ func (r *Releaser) Deleting(ctx context.Context, fed *unstructured.Unstructured)
 // queues bring the object back when their writes are done.
 func (r *Releaser) delete(ctx context.Context, fed *unstructured.Unstructured, res *Result) error {
 	fins := fed.GetFinalizers()
-	if !slices.Contains(fins, Finalizer) && !slices.Contains(fins, orphanFinalizer) && !slices.Contains(fins, foregroundFinalizer) {
+	if !slices.Contains(fins, federationv1beta1.FinalizerDeleteFromUnderlyingClusters) && !slices.Contains(fins, orphanFinalizer) && !slices.Contains(fins, foregroundFinalizer) {
 		return nil
 	}
 	ns, name := fed.GetNamespace(), fed.GetName()
@@ -62,7 +66,7 @@ func (r *Releaser) delete(ctx context.Context, fed *unstructured.Unstructured, r
 	}
 	rv := fed.GetResourceVersion()
 	fed.SetFinalizers(slices.DeleteFunc(fins, func(f string) bool {
-		return f == Finalizer || f == orphanFinalizer || f == foregroundFinalizer
+		return f == federationv1beta1.FinalizerDeleteFromUnderlyingClusters || f == orphanFinalizer || f == foregroundFinalizer
 	}))
 	if _, err := r.resource(ns).Update(ctx, fed, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("removing finalizers of %s: %w", r.what(objKey), err)

@@ -77,7 +77,7 @@ func (r *Releaser) Refuse(ctx context.Context, key, namespace string) (Result, e
 func (r *Releaser) letGo(ctx context.Context, key string, fed *unstructured.Unstructured) error {
 	fins := fed.GetFinalizers()
 	kept := slices.DeleteFunc(slices.Clone(fins), func(f string) bool {
-		return f == Finalizer || f == orphanFinalizer || f == foregroundFinalizer
+		return f == federationv1beta1.FinalizerDeleteFromUnderlyingClusters || f == orphanFinalizer || f == foregroundFinalizer
 	})
 	if len(kept) == len(fins) {
 		return nil

@@ -18,13 +18,6 @@ import (
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
-// Finalizer holds a federated Namespace until its member copies are
-// handled. The federation apiserver's FederationFinalizer admission plugin
-// usually sets it at creation; the engine adds it when it is missing.
-// Objects of the other types made before tombstones may still carry it:
-// their deletion removes it.
-const Finalizer = federationv1beta1.FinalizerDeleteFromUnderlyingClusters
-
 // StaleRetry is how soon an object is looked at again when our cache of it
 // was behind the federation apiserver.
 const StaleRetry = 250 * time.Millisecond
