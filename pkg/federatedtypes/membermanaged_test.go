@@ -52,3 +52,10 @@ func TestManagedByMemberTellsWhatAMembersControllersWrite(t *testing.T) {
 		})
 	}
 }
+
+func TestServedAs(t *testing.T) {
+	assert.Equal(t, "deployments", ServedAs(schema.GroupResource{Group: "extensions", Resource: "deployments"}).Name)
+	assert.Equal(t, "deployments", ServedAs(schema.GroupResource{Group: "apps", Resource: "deployments"}).Name)
+	assert.Nil(t, ServedAs(schema.GroupResource{Group: "batch", Resource: "deployments"}))
+	assert.Equal(t, "jobs", ServedAs(schema.GroupResource{Group: "batch", Resource: "jobs"}).Name)
+}

@@ -152,6 +152,22 @@ func ByName(name string) *Type {
 	return nil
 }
 
+// ServedAs returns the federated type a request's resource is, under any
+// group it is served in (deployments.extensions is Deployments), or nil.
+func ServedAs(gr schema.GroupResource) *Type {
+	for _, t := range All {
+		if t.Resource.Resource != gr.Resource {
+			continue
+		}
+		for _, gv := range t.ServedVersions() {
+			if gv.Group == gr.Group {
+				return t
+			}
+		}
+	}
+	return nil
+}
+
 // MemberMade reports whether a member object of resource r named name is
 // one every member makes by itself in every namespace (Type.MemberMade).
 func MemberMade(r schema.GroupResource, name string) bool {

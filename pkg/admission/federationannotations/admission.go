@@ -28,22 +28,12 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/clusterselector"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/replicapreferences"
 )
 
 // PluginName is the name of the plugin in --enable-admission-plugins.
 const PluginName = "FederationAnnotations"
-
-// preferencesAnnotations says which replica preferences annotation each
-// resource carries.
-var preferencesAnnotations = map[schema.GroupResource]string{
-	{Group: "apps", Resource: "replicasets"}:       federationv1beta1.ReplicaSetPreferencesAnnotation,
-	{Group: "extensions", Resource: "replicasets"}: federationv1beta1.ReplicaSetPreferencesAnnotation,
-	{Group: "apps", Resource: "deployments"}:       federationv1beta1.DeploymentPreferencesAnnotation,
-	{Group: "extensions", Resource: "deployments"}: federationv1beta1.DeploymentPreferencesAnnotation,
-	{Group: "batch", Resource: "jobs"}:             federationv1beta1.JobPreferencesAnnotation,
-	{Group: "apps", Resource: "statefulsets"}:      federationv1beta1.StatefulSetPreferencesAnnotation,
-}
 
 // Register adds the plugin to plugins.
 func Register(plugins *admission.Plugins) {
@@ -135,7 +125,8 @@ func Validate(gr schema.GroupResource, annotations map[string]string) field.Erro
 	if value, ok := annotations[federationv1beta1.DeleteAdoptedAnnotation]; ok && value != "true" && value != "false" {
 		errs = append(errs, field.NotSupported(path.Key(federationv1beta1.DeleteAdoptedAnnotation), value, []string{"true", "false"}))
 	}
-	if key, ok := preferencesAnnotations[gr]; ok {
+	if t := federatedtypes.ServedAs(gr); t != nil && t.Replicas != nil {
+		key := t.Replicas.Annotation
 		if value, ok := annotations[key]; ok {
 			_, prefErrs := replicapreferences.ParseField(value, path.Key(key))
 			errs = append(errs, prefErrs...)
