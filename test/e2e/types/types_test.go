@@ -382,18 +382,12 @@ spec:
 
 	// The federation counts its own ConfigMaps (settings: it has no
 	// kube-root-ca.crt), and refuses one beyond the quota; each member
-	// enforces its copy on its own.
-	f.Apply(`apiVersion: v1
-kind: ResourceQuota
-metadata: {name: objects, namespace: policies}
-spec:
-  hard: {configmaps: "10"}
----
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: settings, namespace: policies}
-data: {k: v}
-`)
+	// enforces its copy on its own. As in a cluster, a quota counts the
+	// objects created once its status is set (before, its count waits for
+	// the next resync).
+	f.Apply("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: objects, namespace: policies}\nspec:\n  hard: {configmaps: \"10\"}\n")
+	f.waitFed("resourcequota", "policies", "objects", "{.status.hard.configmaps}", "10")
+	f.Apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: policies}\ndata: {k: v}\n")
 	f.placed(quotas, "policies", "objects", three)
 	f.waitFed("resourcequota", "policies", "objects", "{.status.hard.configmaps} {.status.used.configmaps}", "10 1")
 	assert.Contains(t, f.Kubectl("-n", "policies", "get", "quota", "objects"), "configmaps: 1/10")
