@@ -23,6 +23,7 @@ import (
 	"github.com/federation-v1/federation/pkg/generated/clientset/versioned"
 	"github.com/federation-v1/federation/pkg/localprocess"
 	"github.com/federation-v1/federation/pkg/membercluster"
+	"github.com/federation-v1/federation/pkg/memberrbac"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/test/fedenv"
@@ -185,8 +186,13 @@ func (bn *bench) namespaces() {
 	if _, err := bn.fed.CoreV1().Namespaces().Create(ctx, namespace(fedNamespace), metav1.CreateOptions{}); err != nil {
 		bn.b.Fatalf("creating namespace %s at the federation: %v", fedNamespace, err)
 	}
+	// The reference writes with the federation's member credentials, which
+	// the members' admission policy lets write only in namespaces the
+	// federation created: its namespace is marked so.
+	ref := namespace(refNamespace)
+	ref.Labels = map[string]string{memberrbac.CreatedByLabel: federation}
 	for _, c := range bn.clusters {
-		if _, err := bn.watchers[c].CoreV1().Namespaces().Create(ctx, namespace(refNamespace), metav1.CreateOptions{}); err != nil {
+		if _, err := bn.watchers[c].CoreV1().Namespaces().Create(ctx, ref, metav1.CreateOptions{}); err != nil {
 			bn.b.Fatalf("creating namespace %s in %s: %v", refNamespace, c, err)
 		}
 	}
