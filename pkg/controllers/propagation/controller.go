@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
@@ -79,8 +80,9 @@ type Members interface {
 type Controller struct {
 	// typ says what travels and what comes back.
 	typ *federatedtypes.Type
-	// fed writes finalizers and status of federated objects.
-	fed dynamic.NamespaceableResourceInterface
+	// objs are the type's objects at the federation: the cache (lister),
+	// and the client that writes their finalizers and status.
+	objs fedobject.Objects
 	// fedClient reaches the other federated types (an HPA's target).
 	fedClient dynamic.Interface
 	// lister and synced are the federation-side cache of the type.
@@ -151,7 +153,7 @@ func newController(t *federatedtypes.Type, fed dynamic.Interface, lister cache.G
 	recorder record.EventRecorder, opts Options) *Controller {
 	c := &Controller{
 		typ:       t,
-		fed:       fed.Resource(t.Resource),
+		objs:      fedobject.Objects{Type: t, Lister: lister, Client: fed},
 		fedClient: fed,
 		lister:    lister,
 		members:   members,
@@ -208,7 +210,7 @@ func (c *Controller) federatedChanged(obj any) {
 func (c *Controller) MemberChanged(cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
 	switch {
 	case gvr == c.typ.Resource:
-		objKey := key(obj.GetNamespace(), obj.GetName())
+		objKey := fedobject.Key(obj.GetNamespace(), obj.GetName())
 		c.w.Seen(cluster, objKey)
 		// An echo of our own write needs no reconcile, unless the type's
 		// status comes back from the members.
@@ -350,16 +352,4 @@ func (c *Controller) worker(ctx context.Context) {
 		Sync: c.Sync, What: "Syncing a federated " + c.typ.Kind, KeyName: "key", Succeeded: c.reconciled,
 		Failed: func(string, error) { syncmetrics.Errors.WithLabelValues(c.typ.Name, "").Inc() },
 	})
-}
-
-// what names a federated object in messages: "ConfigMap ns/a".
-func (c *Controller) what(objKey string) string {
-	return c.typ.Kind + " " + objKey
-}
-
-func key(ns, name string) string {
-	if ns == "" {
-		return name
-	}
-	return ns + "/" + name
 }

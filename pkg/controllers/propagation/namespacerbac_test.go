@@ -13,6 +13,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
@@ -71,7 +72,7 @@ type cachedNamespaces struct{ *testmembers.Members }
 func (m cachedNamespaces) Get(cluster string, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, bool) {
 	m.Mu.Lock()
 	defer m.Mu.Unlock()
-	o, ok := m.Cache[cluster][key(ns, name)]
+	o, ok := m.Cache[cluster][fedobject.Key(ns, name)]
 	return o, ok
 }
 

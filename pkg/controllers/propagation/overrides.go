@@ -9,6 +9,7 @@ import (
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
@@ -51,16 +52,16 @@ type toldOverrides struct {
 // a warning (and the metric) when a cluster's rules start failing or fail
 // otherwise: not on every sync.
 func (c *Controller) tellOverrides(fed *unstructured.Unstructured, o *plan.Overridden) {
-	objKey := key(fed.GetNamespace(), fed.GetName())
+	objKey := fedobject.Key(fed.GetNamespace(), fed.GetName())
 	var told toldOverrides
 	if v, ok := c.overridesTold.Load(objKey); ok {
 		told = v.(toldOverrides)
 	}
 	now := toldOverrides{applied: o.Summary(), failed: map[string]string{}}
 	if now.applied != told.applied {
-		msg := "Overrides applied to " + c.what(objKey) + ": " + now.applied
+		msg := "Overrides applied to " + c.objs.What(objKey) + ": " + now.applied
 		if now.applied == "" {
-			msg = "No overrides apply to " + c.what(objKey) + " any more"
+			msg = "No overrides apply to " + c.objs.What(objKey) + " any more"
 		}
 		c.recorder.Event(fed, corev1.EventTypeNormal, ReasonOverridesApplied, msg)
 	}
@@ -70,7 +71,7 @@ func (c *Controller) tellOverrides(fed *unstructured.Unstructured, o *plan.Overr
 		if told.failed[cl] != msg {
 			overrideFailures.WithLabelValues(c.typ.Name, cl).Inc()
 			c.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonOverrideFailed,
-				"Overrides of %s failed in cluster %s, whose copy is left as it was: %v", c.what(objKey), cl, msg)
+				"Overrides of %s failed in cluster %s, whose copy is left as it was: %v", c.objs.What(objKey), cl, msg)
 		}
 	}
 	if now.applied == "" && len(now.failed) == 0 {

@@ -16,6 +16,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
@@ -135,7 +136,7 @@ func TestAMembersOwnObjectIsNotAdoptedUnlessAsked(t *testing.T) {
 // as it judges.
 func compareTask(t *testing.T, tc *testController, objKey, cluster string) writer.Task {
 	t.Helper()
-	fed, err := tc.get(splitKey(objKey))
+	fed, err := tc.objs.Get(fedobject.SplitKey(objKey))
 	require.NoError(t, err)
 	d, h, err := plan.Desired(tc.typ, fed, "fed", "fed-uid")
 	require.NoError(t, err)

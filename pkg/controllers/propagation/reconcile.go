@@ -10,11 +10,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/cache"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/hpatarget"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
@@ -123,8 +122,8 @@ func (c *Controller) follow(key string, res release.Result) {
 // current returns a copy of the federated object from the cache, or nil
 // when it is gone (what was known of it is then forgotten).
 func (c *Controller) current(key string) (*unstructured.Unstructured, error) {
-	ns, name := splitKey(key)
-	cached, err := c.get(ns, name)
+	ns, name := fedobject.SplitKey(key)
+	cached, err := c.objs.Get(ns, name)
 	if apierrors.IsNotFound(err) {
 		c.changes.forget(key)
 		c.r.Forget(key)
@@ -148,7 +147,7 @@ func (c *Controller) ensureFinalizer(ctx context.Context, key string, fed *unstr
 		return fed, nil
 	}
 	fed.SetFinalizers(append(fed.GetFinalizers(), federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
-	updated, err := c.resource(fed.GetNamespace()).Update(ctx, fed, metav1.UpdateOptions{})
+	updated, err := c.objs.Resource(fed.GetNamespace()).Update(ctx, fed, metav1.UpdateOptions{})
 	if apierrors.IsConflict(err) {
 		// Our cache is behind (often: the finalizer is already there):
 		// look again shortly, without the error backoff.
@@ -192,7 +191,7 @@ type memberCopies struct {
 // they should of fed and which need a write.
 func (c *Controller) compare(fed *unstructured.Unstructured, placed map[string]bool, desiredIn plan.DesiredIn) (memberCopies, error) {
 	out := memberCopies{hashes: map[string]string{}}
-	objKey := key(fed.GetNamespace(), fed.GetName())
+	objKey := fedobject.Key(fed.GetNamespace(), fed.GetName())
 	for _, cl := range c.members.Clusters() {
 		if plan.Shared(c.typ, fed) {
 			// Every member's own: placed, never written.
@@ -239,31 +238,4 @@ func (c *Controller) compare(fed *unstructured.Unstructured, placed map[string]b
 		out.writes = append(out.writes, writer.ClusterTask{Cluster: cl.Name, Task: task})
 	}
 	return out, nil
-}
-
-// get returns the federated object from the cache.
-func (c *Controller) get(ns, name string) (*unstructured.Unstructured, error) {
-	var obj any
-	var err error
-	if c.typ.Namespaced {
-		obj, err = c.lister.ByNamespace(ns).Get(name)
-	} else {
-		obj, err = c.lister.Get(name)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return obj.(*unstructured.Unstructured), nil
-}
-
-func (c *Controller) resource(namespace string) dynamic.ResourceInterface {
-	if c.typ.Namespaced {
-		return c.fed.Namespace(namespace)
-	}
-	return c.fed
-}
-
-func splitKey(objKey string) (ns, name string) {
-	ns, name, _ = cache.SplitMetaNamespaceKey(objKey)
-	return ns, name
 }

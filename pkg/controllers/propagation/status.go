@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
@@ -33,7 +34,7 @@ func (c *Controller) writeStatus(ctx context.Context, fed *unstructured.Unstruct
 		}
 	}
 	status, annotations := c.typ.Status(members)
-	what := fmt.Sprintf("%s %s", c.typ.Kind, key(fed.GetNamespace(), fed.GetName()))
+	what := fmt.Sprintf("%s %s", c.typ.Kind, fedobject.Key(fed.GetNamespace(), fed.GetName()))
 	if len(annotations) > 0 {
 		have := fed.GetAnnotations()
 		want := maps.Clone(have)
@@ -50,7 +51,7 @@ func (c *Controller) writeStatus(ctx context.Context, fed *unstructured.Unstruct
 		if !maps.Equal(have, want) {
 			fed = fed.DeepCopy()
 			fed.SetAnnotations(want)
-			updated, err := c.resource(fed.GetNamespace()).Update(ctx, fed, metav1.UpdateOptions{})
+			updated, err := c.objs.Resource(fed.GetNamespace()).Update(ctx, fed, metav1.UpdateOptions{})
 			if err != nil {
 				return fmt.Errorf("writing annotations of %s: %w", what, err)
 			}
@@ -91,7 +92,7 @@ func (c *Controller) writeStatus(ctx context.Context, fed *unstructured.Unstruct
 	}
 	fed = fed.DeepCopy()
 	fed.Object["status"] = status
-	if _, err := c.resource(fed.GetNamespace()).UpdateStatus(ctx, fed, metav1.UpdateOptions{}); err != nil {
+	if _, err := c.objs.Resource(fed.GetNamespace()).UpdateStatus(ctx, fed, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("writing status of %s: %w", what, err)
 	}
 	return nil
@@ -168,7 +169,7 @@ func (c condition) keep(current map[string]any, now time.Time) map[string]any {
 // with ReasonNotPropagated, in place of the one it had, leaving the rest of
 // its status; nothing is written when it is already so.
 func (c *Controller) writeRefused(ctx context.Context, key, message string) error {
-	cached, err := c.get(splitKey(key))
+	cached, err := c.objs.Get(fedobject.SplitKey(key))
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -198,8 +199,8 @@ func (c *Controller) writeRefused(ctx context.Context, key, message string) erro
 		return nil
 	}
 	fed.Object["status"] = status
-	if _, err := c.resource(fed.GetNamespace()).UpdateStatus(ctx, fed, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("writing status of %s: %w", c.what(key), err)
+	if _, err := c.objs.Resource(fed.GetNamespace()).UpdateStatus(ctx, fed, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("writing status of %s: %w", c.objs.What(key), err)
 	}
 	return nil
 }

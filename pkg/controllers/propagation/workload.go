@@ -12,6 +12,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/capacity"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/planner/replicaplan"
 )
@@ -45,7 +46,7 @@ func (c *Controller) SetCapacity(e Capacity) {
 // ReplicasPlaced condition.
 func (c *Controller) planReplicas(ctx context.Context, fed *unstructured.Unstructured, placed map[string]bool) (*unstructured.Unstructured, replicaplan.Plan, *condition, error) {
 	ns, name := fed.GetNamespace(), fed.GetName()
-	what := fmt.Sprintf("%s %s", c.typ.Kind, key(ns, name))
+	what := fmt.Sprintf("%s %s", c.typ.Kind, fedobject.Key(ns, name))
 	in := replicaplan.Input{Fed: fed, Clusters: slices.Sorted(maps.Keys(placed)), Members: map[string]*unstructured.Unstructured{}}
 	for _, cl := range in.Clusters {
 		if m, ok := c.members.Get(cl, c.typ.Resource, ns, name); ok {
@@ -103,9 +104,9 @@ func (c *Controller) recordPlan(ctx context.Context, fed *unstructured.Unstructu
 		if !specChanged {
 			return fed, nil
 		}
-		updated, err := c.resource(fed.GetNamespace()).Update(ctx, fed, metav1.UpdateOptions{})
+		updated, err := c.objs.Resource(fed.GetNamespace()).Update(ctx, fed, metav1.UpdateOptions{})
 		if err != nil {
-			return nil, fmt.Errorf("writing the replicas of %s %s: %w", c.typ.Kind, key(fed.GetNamespace(), fed.GetName()), err)
+			return nil, fmt.Errorf("writing the replicas of %s %s: %w", c.typ.Kind, fedobject.Key(fed.GetNamespace(), fed.GetName()), err)
 		}
 		return updated, nil
 	}
@@ -116,9 +117,9 @@ func (c *Controller) recordPlan(ctx context.Context, fed *unstructured.Unstructu
 	}
 	annotations[federationv1beta1.ReplicaPlanAnnotation] = value
 	updated.SetAnnotations(annotations)
-	updated, err := c.resource(fed.GetNamespace()).Update(ctx, updated, metav1.UpdateOptions{})
+	updated, err := c.objs.Resource(fed.GetNamespace()).Update(ctx, updated, metav1.UpdateOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("writing the replica plan of %s %s: %w", c.typ.Kind, key(fed.GetNamespace(), fed.GetName()), err)
+		return nil, fmt.Errorf("writing the replica plan of %s %s: %w", c.typ.Kind, fedobject.Key(fed.GetNamespace(), fed.GetName()), err)
 	}
 	was := "none"
 	if previous != nil {

@@ -13,6 +13,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/hpatarget"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 	"github.com/federation-v1/federation/pkg/ownership"
@@ -56,7 +57,7 @@ func (r *Releaser) delete(ctx context.Context, fed *unstructured.Unstructured, r
 		return nil
 	}
 	ns, name := fed.GetNamespace(), fed.GetName()
-	objKey := key(ns, name)
+	objKey := fedobject.Key(ns, name)
 	if rv, ok := r.released.Load(objKey); ok && rv == fed.GetResourceVersion() {
 		// Already let go; the cache has not seen it leave yet.
 		return nil
@@ -68,8 +69,8 @@ func (r *Releaser) delete(ctx context.Context, fed *unstructured.Unstructured, r
 	fed.SetFinalizers(slices.DeleteFunc(fins, func(f string) bool {
 		return f == federationv1beta1.FinalizerDeleteFromUnderlyingClusters || f == orphanFinalizer || f == foregroundFinalizer
 	}))
-	if _, err := r.resource(ns).Update(ctx, fed, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("removing finalizers of %s: %w", r.what(objKey), err)
+	if _, err := r.objs.Resource(ns).Update(ctx, fed, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("removing finalizers of %s: %w", r.objs.What(objKey), err)
 	}
 	r.released.Store(objKey, rv)
 	return nil
@@ -81,7 +82,7 @@ func (r *Releaser) delete(ctx context.Context, fed *unstructured.Unstructured, r
 // DeletionWait has passed. The queues bring the object back when their
 // writes are done.
 func (r *Releaser) release(fed *unstructured.Unstructured, waitUnusable bool, res *Result) (bool, error) {
-	objKey := key(fed.GetNamespace(), fed.GetName())
+	objKey := fedobject.Key(fed.GetNamespace(), fed.GetName())
 	r.w.DropWrites(objKey)
 	usable, releases := r.copiesToRelease(fed)
 	r.w.Dispatch(objKey, releases)
@@ -104,7 +105,7 @@ func (r *Releaser) release(fed *unstructured.Unstructured, waitUnusable bool, re
 // a Delete (or Orphan) task for each of their copies not yet let go.
 func (r *Releaser) copiesToRelease(fed *unstructured.Unstructured) (map[string]bool, []writer.ClusterTask) {
 	ns, name := fed.GetNamespace(), fed.GetName()
-	objKey := key(ns, name)
+	objKey := fedobject.Key(ns, name)
 	action := writer.Delete
 	if Orphaned(fed) {
 		action = writer.Orphan
@@ -164,7 +165,7 @@ func (r *Releaser) waitForUnusable(fed *unstructured.Unstructured, usable map[st
 		return min(left, 5*time.Second), nil
 	}
 	slices.Sort(pending)
-	what := r.what(key(fed.GetNamespace(), fed.GetName()))
+	what := r.objs.What(fedobject.Key(fed.GetNamespace(), fed.GetName()))
 	for _, cl := range pending {
 		r.recorder.Eventf(fed, corev1.EventTypeWarning, writer.ReasonDeleteFailed,
 			"Gave up deleting %s in cluster %s after %s: the cluster is not Ready; delete it there by hand", what, cl, r.opts.DeletionWait)

@@ -6,6 +6,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
@@ -31,7 +32,7 @@ func (r *Releaser) KeepLocal(key string, fed *unstructured.Unstructured) {
 // MembersOwn reports whether key names an object every member has of its
 // own (federatedtypes.MembersOwn: the Service default/kubernetes).
 func (r *Releaser) MembersOwn(key string) bool {
-	ns, name := splitKey(key)
+	ns, name := fedobject.SplitKey(key)
 	return federatedtypes.MembersOwn(r.typ.Resource.GroupResource(), ns, name)
 }
 
@@ -47,7 +48,7 @@ func (r *Releaser) LeaveToMembers(ctx context.Context, key string) (Result, erro
 			return Result{}, err
 		}
 	}
-	cached, err := r.get(splitKey(key))
+	cached, err := r.objs.Get(fedobject.SplitKey(key))
 	if apierrors.IsNotFound(err) {
 		return Result{Gone: true}, nil
 	}

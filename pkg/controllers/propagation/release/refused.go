@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -31,7 +32,7 @@ func neverPropagatedSet(namespaces []string) sets.Set[string] {
 // NeverPropagated returns the never-propagated namespace that keeps the
 // object of key from the members, if any.
 func (r *Releaser) NeverPropagated(key string) (string, bool) {
-	ns, name := splitKey(key)
+	ns, name := fedobject.SplitKey(key)
 	return federatedtypes.NeverPropagatedIn(r.never, r.typ.Resource.GroupResource(), ns, name)
 }
 
@@ -44,7 +45,7 @@ func (r *Releaser) NeverPropagated(key string) (string, bool) {
 // sets Propagated=False (Result.Refused), so that its owner learns why it
 // runs nowhere.
 func (r *Releaser) Refuse(ctx context.Context, key, namespace string) (Result, error) {
-	cached, err := r.get(splitKey(key))
+	cached, err := r.objs.Get(fedobject.SplitKey(key))
 	if apierrors.IsNotFound(err) {
 		r.refused.Delete(key)
 		return Result{Gone: true}, nil
@@ -61,7 +62,7 @@ func (r *Releaser) Refuse(ctx context.Context, key, namespace string) (Result, e
 	}
 	message := fmt.Sprintf("namespace %s is never propagated", namespace)
 	if told, ok := r.refused.Load(key); !ok || told != fed.GetUID() {
-		r.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonNotPropagated, "%s is not propagated to any member cluster: %s", r.what(key), message)
+		r.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonNotPropagated, "%s is not propagated to any member cluster: %s", r.objs.What(key), message)
 		r.refused.Store(key, fed.GetUID())
 	}
 	if !r.typ.Conditions {
@@ -83,8 +84,8 @@ func (r *Releaser) letGo(ctx context.Context, key string, fed *unstructured.Unst
 		return nil
 	}
 	fed.SetFinalizers(kept)
-	if _, err := r.resource(fed.GetNamespace()).Update(ctx, fed, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("removing finalizers of %s: %w", r.what(key), err)
+	if _, err := r.objs.Resource(fed.GetNamespace()).Update(ctx, fed, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("removing finalizers of %s: %w", r.objs.What(key), err)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
@@ -74,8 +75,9 @@ type Releaser struct {
 	typ *federatedtypes.Type
 	// fed writes finalizers of the type's objects and reads the federation
 	// (tombstones, an HPA's target).
-	fed      dynamic.Interface
-	lister   cache.GenericLister
+	fed dynamic.Interface
+	// objs read and write the type's objects at the federation.
+	objs     fedobject.Objects
 	members  Members
 	w        *writer.Writer
 	recorder record.EventRecorder
@@ -102,7 +104,7 @@ func New(t *federatedtypes.Type, fed dynamic.Interface, lister cache.GenericList
 	if cfg.LocalSecretTypes == nil {
 		cfg.LocalSecretTypes = federatedtypes.DefaultLocalSecretTypes
 	}
-	return &Releaser{typ: t, fed: fed, lister: lister, members: members, w: w, recorder: recorder, opts: cfg,
+	return &Releaser{typ: t, fed: fed, objs: fedobject.Objects{Type: t, Lister: lister, Client: fed}, members: members, w: w, recorder: recorder, opts: cfg,
 		never: neverPropagatedSet(cfg.NeverPropagatedNamespaces), started: time.Now()}
 }
 
@@ -120,42 +122,4 @@ func (r *Releaser) Forget(objKey string) { r.released.Delete(objKey) }
 // local label, or a Secret of one of the local types (Helm's releases).
 func (r *Releaser) IsLocal(fed *unstructured.Unstructured) bool {
 	return federatedtypes.LocalWith(fed, r.opts.LocalSecretTypes)
-}
-
-// get returns the federated object from the cache.
-func (r *Releaser) get(ns, name string) (*unstructured.Unstructured, error) {
-	var obj any
-	var err error
-	if r.typ.Namespaced {
-		obj, err = r.lister.ByNamespace(ns).Get(name)
-	} else {
-		obj, err = r.lister.Get(name)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return obj.(*unstructured.Unstructured), nil
-}
-
-// resource is the type's resource at the federation.
-func (r *Releaser) resource(namespace string) dynamic.ResourceInterface {
-	if r.typ.Namespaced {
-		return r.fed.Resource(r.typ.Resource).Namespace(namespace)
-	}
-	return r.fed.Resource(r.typ.Resource)
-}
-
-// what names a federated object in messages: "ConfigMap ns/a".
-func (r *Releaser) what(objKey string) string { return r.typ.Kind + " " + objKey }
-
-func key(ns, name string) string {
-	if ns == "" {
-		return name
-	}
-	return ns + "/" + name
-}
-
-func splitKey(objKey string) (ns, name string) {
-	ns, name, _ = cache.SplitMetaNamespaceKey(objKey)
-	return ns, name
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/ownership"
 )
@@ -56,7 +57,7 @@ func (r *Releaser) Strays() map[string][]metav1.Object {
 				continue
 			}
 			// A copy whose object has a tombstone is being deleted.
-			if _, err := r.get(obj.GetNamespace(), obj.GetName()); apierrors.IsNotFound(err) && !r.tombstoned(key(obj.GetNamespace(), obj.GetName())) {
+			if _, err := r.objs.Get(obj.GetNamespace(), obj.GetName()); apierrors.IsNotFound(err) && !r.tombstoned(fedobject.Key(obj.GetNamespace(), obj.GetName())) {
 				found = append(found, obj)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/federation-v1/federation/pkg/controllers/propagation/hpatarget"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/tombstone"
 )
 
@@ -112,7 +113,7 @@ func (r *Releaser) actOnTombstones(ctx context.Context, objKey string, res *Resu
 		// No copy was ever made.
 		return false, r.dropTombstones(ctx, objKey, graves, "its namespace is never propagated")
 	}
-	cur, err := r.get(splitKey(objKey))
+	cur, err := r.objs.Get(fedobject.SplitKey(objKey))
 	switch {
 	case apierrors.IsNotFound(err):
 		return true, r.bury(ctx, objKey, graves, res)
@@ -158,14 +159,14 @@ func (r *Releaser) deletionFailed(ctx context.Context, objKey string, g buried, 
 		res.recheck(tombstoneGrace - age)
 		return false, nil
 	}
-	live, err := r.resource(g.record.Namespace).Get(ctx, g.record.Name, metav1.GetOptions{})
+	live, err := r.objs.Resource(g.record.Namespace).Get(ctx, g.record.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		// Our cache is behind: it brings the deletion.
 		res.recheck(StaleRetry)
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("reading %s, which has a tombstone: %w", r.what(objKey), err)
+		return false, fmt.Errorf("reading %s, which has a tombstone: %w", r.objs.What(objKey), err)
 	}
 	return live.GetUID() == g.record.UID && live.GetDeletionTimestamp() == nil, nil
 }
@@ -241,7 +242,7 @@ func (r *Releaser) deleteTombstone(ctx context.Context, g buried) error {
 	err := r.fed.Resource(configMaps).Namespace(tombstone.Namespace).Delete(ctx, g.name,
 		metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(g.uid)}})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting tombstone %s/%s of %s: %w", tombstone.Namespace, g.name, r.what(g.record.ObjectKey()), err)
+		return fmt.Errorf("deleting tombstone %s/%s of %s: %w", tombstone.Namespace, g.name, r.objs.What(g.record.ObjectKey()), err)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/ownership"
 )
@@ -56,13 +57,11 @@ func newAppliedCopies() *appliedCopies {
 	return &appliedCopies{copies: map[string]ourCopy{}}
 }
 
-func appliedKey(cluster, objKey string) string { return cluster + "/" + objKey }
-
 // get returns what we know of the copy of objKey in cluster.
 func (a *appliedCopies) get(cluster, objKey string) (ourCopy, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	c, ok := a.copies[appliedKey(cluster, objKey)]
+	c, ok := a.copies[fedobject.CopyKey(cluster, objKey)]
 	return c, ok
 }
 
@@ -72,7 +71,7 @@ func (a *appliedCopies) get(cluster, objKey string) (ourCopy, bool) {
 func (a *appliedCopies) remember(cluster, objKey string, obj metav1.Object, written bool, passed ...string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.copies[appliedKey(cluster, objKey)] = ourCopy{version: plan.Version(obj), resourceVersion: obj.GetResourceVersion(),
+	a.copies[fedobject.CopyKey(cluster, objKey)] = ourCopy{version: plan.Version(obj), resourceVersion: obj.GetResourceVersion(),
 		hash: obj.GetAnnotations()[federationv1beta1.AppliedHashAnnotation], unseen: written,
 		uid: obj.GetUID(), adopted: ownership.IsAdopted(obj), passed: passed}
 }
@@ -81,7 +80,7 @@ func (a *appliedCopies) remember(cluster, objKey string, obj metav1.Object, writ
 func (a *appliedCopies) seen(cluster, objKey string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	k := appliedKey(cluster, objKey)
+	k := fedobject.CopyKey(cluster, objKey)
 	if c, ok := a.copies[k]; ok && c.unseen {
 		c.unseen = false
 		a.copies[k] = c
@@ -91,7 +90,7 @@ func (a *appliedCopies) seen(cluster, objKey string) {
 func (a *appliedCopies) forget(cluster, objKey string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	delete(a.copies, appliedKey(cluster, objKey))
+	delete(a.copies, fedobject.CopyKey(cluster, objKey))
 }
 
 // holdsOurWrite reports whether the member's cache holds the copy of objKey
@@ -102,7 +101,7 @@ func (w *Writer) holdsOurWrite(cluster, objKey string) bool {
 	if !ok || a.resourceVersion == "" {
 		return false
 	}
-	ns, name := splitKey(objKey)
+	ns, name := fedobject.SplitKey(objKey)
 	cur, exists := w.members.Get(cluster, w.typ.Resource, ns, name)
 	return exists && (cur.GetResourceVersion() == a.resourceVersion || a.passedThrough(cur.GetResourceVersion()))
 }

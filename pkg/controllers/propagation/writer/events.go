@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer/internal/queues"
 )
 
@@ -39,7 +40,7 @@ func (w *Writer) recordCopies(obj *unstructured.Unstructured, events []queues.Ev
 			clusters[k] = append(clusters[k], e.Cluster)
 		}
 	}
-	what := fmt.Sprintf("%s %s", w.typ.Kind, key(obj.GetNamespace(), obj.GetName()))
+	what := fmt.Sprintf("%s %s", w.typ.Kind, fedobject.Key(obj.GetNamespace(), obj.GetName()))
 	for _, k := range slices.SortedFunc(maps.Keys(clusters), func(a, b kind) int {
 		return strings.Compare(a.reason+a.verb+a.suffix, b.reason+b.verb+b.suffix)
 	}) {

@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer/guard"
@@ -64,7 +65,7 @@ func (w *Writer) writeMember(ctx context.Context, cluster string, t queues.Task)
 		return nil, nil
 	}
 	ev, err := w.applyWithAccess(ctx, cluster, t.Fed, t.Desired, t.Hash)
-	return ev, w.guard.SpaceOutRefused(cluster, key(t.Fed.GetNamespace(), t.Fed.GetName()), t.Hash, err)
+	return ev, w.guard.SpaceOutRefused(cluster, fedobject.Key(t.Fed.GetNamespace(), t.Fed.GetName()), t.Hash, err)
 }
 
 // applyCopy makes a member hold desired: a new copy is created (which
@@ -78,7 +79,7 @@ func (w *Writer) applyCopy(ctx context.Context, cluster string, fed, desired *un
 	ctx, cancel := context.WithTimeout(ctx, w.opts.MemberTimeout)
 	defer cancel()
 	ns, name := fed.GetNamespace(), fed.GetName()
-	objKey := key(ns, name)
+	objKey := fedobject.Key(ns, name)
 	cur, exists := w.members.Get(cluster, w.typ.Resource, ns, name)
 	last, appliedBefore := w.applied.get(cluster, objKey)
 	if exists {
@@ -139,7 +140,7 @@ func (w *Writer) applyCopy(ctx context.Context, cluster string, fed, desired *un
 // update applies desired over our copy, forced: the copy is ours, and
 // fields the member changed are taken back.
 func (w *Writer) update(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured, ev *queues.Event) (*queues.Event, error) {
-	objKey := key(fed.GetNamespace(), fed.GetName())
+	objKey := fedobject.Key(fed.GetNamespace(), fed.GetName())
 	start := time.Now()
 	out, err := w.apply(ctx, cluster, desired)
 	var passed []string
@@ -159,8 +160,8 @@ func (w *Writer) update(ctx context.Context, cluster string, fed, desired *unstr
 		if ev.Reason == ReasonCreate {
 			failed = ReasonCreateFailed
 		}
-		w.recorder.Eventf(fed, corev1.EventTypeWarning, failed, "Applying %s in cluster %s failed: %v", w.what(objKey), cluster, err)
-		return nil, fmt.Errorf("applying %s in cluster %s: %w", w.what(objKey), cluster, err)
+		w.recorder.Eventf(fed, corev1.EventTypeWarning, failed, "Applying %s in cluster %s failed: %v", w.objs.What(objKey), cluster, err)
+		return nil, fmt.Errorf("applying %s in cluster %s: %w", w.objs.What(objKey), cluster, err)
 	}
 	klog.FromContext(ctx).V(2).Info("Applied to member", "cluster", cluster, "object", objKey, "took", time.Since(start))
 	w.wrote(cluster, objKey, out, passed...)
@@ -170,13 +171,13 @@ func (w *Writer) update(ctx context.Context, cluster string, fed, desired *unstr
 // createCopy creates a new copy: one call. When the member already has an
 // object of the name, it is read to tell whose it is.
 func (w *Writer) createCopy(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured, ev *queues.Event) (*queues.Event, error) {
-	objKey := key(fed.GetNamespace(), fed.GetName())
+	objKey := fedobject.Key(fed.GetNamespace(), fed.GetName())
 	out, err := w.createIn(ctx, cluster, desired)
 	w.countWrite(cluster, "create", err)
 	if apierrors.IsAlreadyExists(err) {
 		live, err := w.readLive(ctx, cluster, fed)
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("creating %s in cluster %s: it was there, then gone: trying again", w.what(objKey), cluster)
+			return nil, fmt.Errorf("creating %s in cluster %s: it was there, then gone: trying again", w.objs.What(objKey), cluster)
 		}
 		if err != nil {
 			return nil, err
@@ -197,8 +198,8 @@ func (w *Writer) createCopy(ctx context.Context, cluster string, fed, desired *u
 		return w.update(ctx, cluster, fed, desired, &queues.Event{Reason: ReasonUpdate, Verb: "Updated"})
 	}
 	if err != nil {
-		w.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonCreateFailed, "Creating %s in cluster %s failed: %v", w.what(objKey), cluster, err)
-		return nil, fmt.Errorf("creating %s in cluster %s: %w", w.what(objKey), cluster, err)
+		w.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonCreateFailed, "Creating %s in cluster %s failed: %v", w.objs.What(objKey), cluster, err)
+		return nil, fmt.Errorf("creating %s in cluster %s: %w", w.objs.What(objKey), cluster, err)
 	}
 	w.wrote(cluster, objKey, out)
 	return ev, nil
@@ -293,9 +294,9 @@ func (w *Writer) readLive(ctx context.Context, cluster string, fed *unstructured
 	}
 	live, err := res.Get(ctx, fed.GetName(), metav1.GetOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
-		objKey := key(fed.GetNamespace(), fed.GetName())
-		w.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonUpdateFailed, "Reading %s in cluster %s failed: %v", w.what(objKey), cluster, err)
-		return nil, fmt.Errorf("reading %s in cluster %s: %w", w.what(objKey), cluster, err)
+		objKey := fedobject.Key(fed.GetNamespace(), fed.GetName())
+		w.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonUpdateFailed, "Reading %s in cluster %s failed: %v", w.objs.What(objKey), cluster, err)
+		return nil, fmt.Errorf("reading %s in cluster %s: %w", w.objs.What(objKey), cluster, err)
 	}
 	return live, err
 }
@@ -312,7 +313,7 @@ func (w *Writer) deleteCopy(ctx context.Context, cluster string, fed *unstructur
 	ctx, cancel := context.WithTimeout(ctx, w.opts.MemberTimeout)
 	defer cancel()
 	ns, name := fed.GetNamespace(), fed.GetName()
-	objKey := key(ns, name)
+	objKey := fedobject.Key(ns, name)
 	ours, err := w.ownCopy(ctx, cluster, fed)
 	if err != nil {
 		return nil, err
@@ -335,15 +336,15 @@ func (w *Writer) deleteCopy(ctx context.Context, cluster string, fed *unstructur
 	if w.typ.Namespace {
 		foreign, err := w.foreignObjects(ctx, cluster, name)
 		if err != nil {
-			w.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonDeleteFailed, "Listing what %s holds in cluster %s failed: %v", w.what(objKey), cluster, err)
-			return nil, fmt.Errorf("listing what %s holds in cluster %s: %w", w.what(objKey), cluster, err)
+			w.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonDeleteFailed, "Listing what %s holds in cluster %s failed: %v", w.objs.What(objKey), cluster, err)
+			return nil, fmt.Errorf("listing what %s holds in cluster %s: %w", w.objs.What(objKey), cluster, err)
 		}
 		if len(foreign) > 0 {
 			if err := w.orphanCopy(ctx, cluster, fed); err != nil {
 				return nil, err
 			}
 			w.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonOrphan, "Left %s in cluster %s to the member instead of deleting it: it holds objects the federation did not create: %s",
-				w.what(objKey), cluster, namedList(foreign))
+				w.objs.What(objKey), cluster, namedList(foreign))
 			return nil, nil
 		}
 	}
@@ -359,8 +360,8 @@ func (w *Writer) deleteCopy(ctx context.Context, cluster string, fed *unstructur
 	err = res.Delete(ctx, name, opts)
 	w.countWrite(cluster, "delete", err)
 	if err != nil && !apierrors.IsNotFound(err) {
-		w.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonDeleteFailed, "Deleting %s in cluster %s failed: %v", w.what(objKey), cluster, err)
-		return nil, fmt.Errorf("deleting %s in cluster %s: %w", w.what(objKey), cluster, err)
+		w.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonDeleteFailed, "Deleting %s in cluster %s failed: %v", w.objs.What(objKey), cluster, err)
+		return nil, fmt.Errorf("deleting %s in cluster %s: %w", w.objs.What(objKey), cluster, err)
 	}
 	w.applied.forget(cluster, objKey)
 	return &queues.Event{Reason: ReasonDelete, Verb: "Deleted", Suffix: suffix}, nil
@@ -384,7 +385,7 @@ func (w *Writer) orphanCopy(ctx context.Context, cluster string, fed *unstructur
 	if err != nil {
 		return err
 	}
-	w.applied.forget(cluster, key(ns, name))
+	w.applied.forget(cluster, fedobject.Key(ns, name))
 	labels := map[string]any{federationv1beta1.FederationLabel: nil, federationv1beta1.FederationUIDLabel: nil}
 	if w.typ.Namespace {
 		labels[memberrbac.CreatedByLabel] = nil                         // and its RBAC rights there with it
@@ -397,7 +398,7 @@ func (w *Writer) orphanCopy(ctx context.Context, cluster string, fed *unstructur
 	_, err = res.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
 	w.countWrite(cluster, "patch", err)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("orphaning %s in cluster %s: %w", w.what(key(ns, name)), cluster, err)
+		return fmt.Errorf("orphaning %s in cluster %s: %w", w.objs.What(fedobject.Key(ns, name)), cluster, err)
 	}
 	return nil
 }
@@ -416,11 +417,6 @@ func (w *Writer) countWrite(cluster, verb string, err error) {
 	if err != nil && !apierrors.IsNotFound(err) {
 		syncmetrics.Errors.WithLabelValues(w.typ.Name, cluster).Inc()
 	}
-}
-
-// what names a federated object in messages: "ConfigMap ns/a".
-func (w *Writer) what(objKey string) string {
-	return w.typ.Kind + " " + objKey
 }
 
 // Last returns what the writer remembers of the copy of objKey in cluster.
@@ -443,7 +439,7 @@ func (w *Writer) stale(cluster string, t Task) bool {
 	if t.Basis == "" {
 		return false
 	}
-	objKey := key(t.Fed.GetNamespace(), t.Fed.GetName())
+	objKey := fedobject.Key(t.Fed.GetNamespace(), t.Fed.GetName())
 	cur, ok := w.members.Get(cluster, w.typ.Resource, t.Fed.GetNamespace(), t.Fed.GetName())
 	if !ok {
 		cur = nil
@@ -472,6 +468,6 @@ func (w *Writer) releaseIfNotOurs(ctx context.Context, cluster string, t queues.
 	if err != nil {
 		return nil, err
 	}
-	w.recorder.Eventf(t.Fed, corev1.EventTypeWarning, guard.ReasonReferenceNotOurs, "%s removed from cluster %s: %v", w.what(key(t.Fed.GetNamespace(), t.Fed.GetName())), cluster, refErr)
+	w.recorder.Eventf(t.Fed, corev1.EventTypeWarning, guard.ReasonReferenceNotOurs, "%s removed from cluster %s: %v", w.objs.What(fedobject.Key(t.Fed.GetNamespace(), t.Fed.GetName())), cluster, refErr)
 	return ev, refErr
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/memberrbac"
@@ -44,7 +45,7 @@ func (w *Writer) ForCopy(cluster string, fed, desired *unstructured.Unstructured
 	var cur plan.MemberCopy
 	if obj, ok := w.members.Get(cluster, w.typ.Resource, fed.GetNamespace(), fed.GetName()); ok {
 		cur = plan.MemberCopy{Object: obj, Ours: w.isOurs(obj)}
-	} else if last, ok := w.applied.get(cluster, key(fed.GetNamespace(), fed.GetName())); ok {
+	} else if last, ok := w.applied.get(cluster, fedobject.Key(fed.GetNamespace(), fed.GetName())); ok {
 		cur.LastAdopted = last.adopted
 	}
 	return plan.ForCopy(w.typ, w.members.Federation(), desired, hash, cur)
@@ -81,7 +82,7 @@ func (w *Writer) ownCopy(ctx context.Context, cluster string, fed *unstructured.
 		}
 		return refOf(cur), nil
 	}
-	if last, ok := w.applied.get(cluster, key(ns, name)); ok {
+	if last, ok := w.applied.get(cluster, fedobject.Key(ns, name)); ok {
 		return &copyRef{uid: last.uid, adopted: last.adopted}, nil
 	}
 	live, err := w.readLive(ctx, cluster, fed)

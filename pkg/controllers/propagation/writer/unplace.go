@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/federation-v1/federation/pkg/clusterselector"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 )
 
 // unplaceRecheck is how soon an object whose unplace was prevented is
@@ -46,10 +47,10 @@ func (w *Writer) confirmUnplace(ctx context.Context, cluster string, fed *unstru
 	if err != nil || unselected {
 		return unselected, err
 	}
-	objKey := key(fed.GetNamespace(), fed.GetName())
+	objKey := fedobject.Key(fed.GetNamespace(), fed.GetName())
 	unplacePrevented.WithLabelValues(cluster, w.typ.Name).Inc()
 	klog.FromContext(ctx).V(2).Info("Kept a copy our caches said was no longer selected",
-		"cluster", cluster, "object", w.what(objKey), "because", kept)
+		"cluster", cluster, "object", w.objs.What(objKey), "because", kept)
 	w.outcomes.add(Outcome{ObjKey: objKey, RecheckAfter: unplaceRecheck})
 	return false, nil
 }
@@ -59,13 +60,13 @@ func (w *Writer) confirmUnplace(ctx context.Context, cluster string, fed *unstru
 func (w *Writer) unselected(ctx context.Context, cluster string, fed *unstructured.Unstructured) (unselected bool, kept string, err error) {
 	readCtx, cancel := context.WithTimeout(ctx, w.opts.MemberTimeout)
 	defer cancel()
-	live, err := w.resource(fed.GetNamespace()).Get(readCtx, fed.GetName(), metav1.GetOptions{})
+	live, err := w.objs.Resource(fed.GetNamespace()).Get(readCtx, fed.GetName(), metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err) || err == nil && live.GetDeletionTimestamp() != nil:
 		// Its deletion decides what becomes of the copy (orphan or not).
 		return false, "the federated object is being deleted", nil
 	case err != nil:
-		return false, "", fmt.Errorf("reading %s: %w", w.what(key(fed.GetNamespace(), fed.GetName())), err)
+		return false, "", fmt.Errorf("reading %s: %w", w.objs.What(fedobject.Key(fed.GetNamespace(), fed.GetName())), err)
 	}
 	if w.local(live) {
 		return true, "", nil

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer/guard"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer/internal/queues"
@@ -78,8 +79,8 @@ type Writer struct {
 	// fed reads the federation: the type's objects, namespaces, and what
 	// copies name.
 	fed dynamic.Interface
-	// lister is the federation-side cache of the type.
-	lister   cache.GenericLister
+	// objs read the type's objects at the federation (its cache).
+	objs     fedobject.Objects
 	members  Members
 	recorder record.EventRecorder
 	opts     Config
@@ -104,7 +105,7 @@ func New(t *federatedtypes.Type, fed dynamic.Interface, lister cache.GenericList
 		cfg.LocalSecretTypes = federatedtypes.DefaultLocalSecretTypes
 	}
 	w := &Writer{
-		typ: t, fed: fed, lister: lister, members: members, recorder: recorder, opts: cfg,
+		typ: t, fed: fed, objs: fedobject.Objects{Type: t, Lister: lister, Client: fed}, members: members, recorder: recorder, opts: cfg,
 		applied:  newAppliedCopies(),
 		guard:    guard.New(t, fed, memberReads{members}, recorder, guard.Config{MemberTimeout: cfg.MemberTimeout, DefaultConflictResolution: cfg.DefaultConflictResolution}),
 		outcomes: outcomes{ready: make(chan struct{}, 1)},
@@ -214,48 +215,13 @@ func (w *Writer) stillWanted(cluster string, t Task) bool {
 	if t.Action.Releases() {
 		return true
 	}
-	fed, err := w.get(t.Fed.GetNamespace(), t.Fed.GetName())
+	fed, err := w.objs.Get(t.Fed.GetNamespace(), t.Fed.GetName())
 	return err == nil && fed.GetDeletionTimestamp() == nil
-}
-
-// get returns the federated object from the cache.
-func (w *Writer) get(ns, name string) (*unstructured.Unstructured, error) {
-	var obj any
-	var err error
-	if w.typ.Namespaced {
-		obj, err = w.lister.ByNamespace(ns).Get(name)
-	} else {
-		obj, err = w.lister.Get(name)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return obj.(*unstructured.Unstructured), nil
-}
-
-// resource is the type's resource at the federation.
-func (w *Writer) resource(namespace string) dynamic.ResourceInterface {
-	if w.typ.Namespaced {
-		return w.fed.Resource(w.typ.Resource).Namespace(namespace)
-	}
-	return w.fed.Resource(w.typ.Resource)
 }
 
 // local reports whether a federated object stays at the federation.
 func (w *Writer) local(fed *unstructured.Unstructured) bool {
 	return federatedtypes.LocalWith(fed, w.opts.LocalSecretTypes)
-}
-
-func key(ns, name string) string {
-	if ns == "" {
-		return name
-	}
-	return ns + "/" + name
-}
-
-func splitKey(objKey string) (ns, name string) {
-	ns, name, _ = cache.SplitMetaNamespaceKey(objKey)
-	return ns, name
 }
 
 // Known reports whether our write left, or a sync found ours, the copy of

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
@@ -48,7 +49,7 @@ func newTestWriter(t *testing.T, typ *federatedtypes.Type, members *testmembers.
 // object of key, as the cache holds it.
 func (tw *testWriter) applyTask(t *testing.T, objKey, cluster string) Task {
 	t.Helper()
-	fed, err := tw.get(splitKey(objKey))
+	fed, err := tw.objs.Get(fedobject.SplitKey(objKey))
 	require.NoError(t, err)
 	d, h, err := plan.Desired(tw.typ, fed, "fed", "fed-uid")
 	require.NoError(t, err)

@@ -23,6 +23,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/memberrbac"
 )
@@ -33,13 +34,6 @@ const FieldManager = "federation-controller-manager"
 
 // EndpointSlices are what List serves (Slices).
 var EndpointSlices = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
-
-func key(ns, name string) string {
-	if ns == "" {
-		return name
-	}
-	return ns + "/" + name
-}
 
 // Members are member clusters with fake clients and hand-filled caches.
 type Members struct {
@@ -180,7 +174,7 @@ func asMetadata(u *unstructured.Unstructured) (*metav1.PartialObjectMetadata, er
 func (m *Members) Put(cluster string, obj *unstructured.Unstructured) {
 	m.Mu.Lock()
 	defer m.Mu.Unlock()
-	m.Cache[cluster][key(obj.GetNamespace(), obj.GetName())] = obj
+	m.Cache[cluster][fedobject.Key(obj.GetNamespace(), obj.GetName())] = obj
 }
 
 func (m *Members) Federation() string                                               { return "fed" }
@@ -195,7 +189,7 @@ func (m *Members) Usable(cluster string) bool {
 func (m *Members) Get(cluster string, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, bool) {
 	m.Mu.Lock()
 	defer m.Mu.Unlock()
-	o, ok := m.Cache[cluster][key(ns, name)]
+	o, ok := m.Cache[cluster][fedobject.Key(ns, name)]
 	if gvr == membercluster.NamespacesResource && !ok {
 		// Every namespace is there, created by the federation, but those
 		// the test made the member's own (a Namespace copy put there aside).

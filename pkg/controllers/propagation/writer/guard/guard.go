@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer/guard/repairbudget"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/ownership"
@@ -41,8 +42,10 @@ type Members interface {
 // Guard decides whether the member writes of one federated type may go.
 type Guard struct {
 	typ *federatedtypes.Type
-	// fed reads the federation (whether it holds what a copy names).
+	// fed reads the federation (whether it holds what a copy names); objs
+	// name the type's objects in messages.
 	fed      dynamic.Interface
+	objs     fedobject.Objects
 	members  Members
 	recorder record.EventRecorder
 	opts     Config
@@ -67,7 +70,7 @@ type Guard struct {
 
 // New makes the guard of one type.
 func New(t *federatedtypes.Type, fed dynamic.Interface, members Members, recorder record.EventRecorder, cfg Config) *Guard {
-	return &Guard{typ: t, fed: fed, members: members, recorder: recorder, opts: cfg,
+	return &Guard{typ: t, fed: fed, objs: fedobject.Objects{Type: t, Client: fed}, members: members, recorder: recorder, opts: cfg,
 		unheld: newUnheldReferences(), repairs: repairbudget.New(), refusedWrites: repairbudget.NewRefused()}
 }
 
@@ -101,25 +104,4 @@ func (g *Guard) NamespaceChanged(cluster, ns string) { g.namespaceOwners.forget(
 func (g *Guard) isOurs(obj metav1.Object) bool {
 	o, _ := ownership.Of(obj, g.members.Federation(), g.members.FederationUID())
 	return o == ownership.Us
-}
-
-// what names a federated object in messages: "ConfigMap ns/a".
-func (g *Guard) what(objKey string) string { return g.typ.Kind + " " + objKey }
-
-// copyKey names one copy: cluster/objKey.
-func copyKey(cluster, objKey string) string { return cluster + "/" + objKey }
-
-func key(ns, name string) string {
-	if ns == "" {
-		return name
-	}
-	return ns + "/" + name
-}
-
-func splitKey(objKey string) (ns, name string) {
-	ns, name, _ = strings.Cut(objKey, "/")
-	if name == "" {
-		return "", ns
-	}
-	return ns, name
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/memberrbac"
 )
@@ -134,13 +135,13 @@ func (g *Guard) readNamespaceOwner(ctx context.Context, cluster, ns string) (boo
 // notWritten tells, once per reason, object, cluster and cause, that the
 // object's copy is not written in the member, and why.
 func (g *Guard) notWritten(cluster string, fed *unstructured.Unstructured, reason string, err error) {
-	objKey := key(fed.GetNamespace(), fed.GetName())
+	objKey := fedobject.Key(fed.GetNamespace(), fed.GetName())
 	// Told again when the object is another or the cause changed.
 	said := string(fed.GetUID()) + "\x00" + err.Error()
-	if before, told := g.notWrittenTold.Swap(reason+"/"+copyKey(cluster, objKey), said); told && before == said {
+	if before, told := g.notWrittenTold.Swap(reason+"/"+fedobject.CopyKey(cluster, objKey), said); told && before == said {
 		return
 	}
-	g.recorder.Eventf(fed, corev1.EventTypeWarning, reason, "%s not written in cluster %s: %v", g.what(objKey), cluster, err)
+	g.recorder.Eventf(fed, corev1.EventTypeWarning, reason, "%s not written in cluster %s: %v", g.objs.What(objKey), cluster, err)
 }
 
 // readMember reads one object from a member, live, within the member

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/memberrbac"
 )
@@ -56,12 +57,12 @@ func (g *Guard) AdoptedAtJoin(live metav1.Object) bool {
 // returns the error that keeps the copy failed (named in the Propagated
 // condition). The Warning event is told once per member object.
 func (g *Guard) Conflict(cluster string, fed *unstructured.Unstructured, theirs metav1.Object, other string) error {
-	objKey := key(fed.GetNamespace(), fed.GetName())
-	msg := fmt.Sprintf("%s in cluster %s belongs to federation %s: left as it is", g.what(objKey), cluster, other)
+	objKey := fedobject.Key(fed.GetNamespace(), fed.GetName())
+	msg := fmt.Sprintf("%s in cluster %s belongs to federation %s: left as it is", g.objs.What(objKey), cluster, other)
 	if other == "" {
 		msg = fmt.Sprintf("%s exists in cluster %s and was not created by this federation: left as it is (to adopt it, annotate the federated object %s=%s, "+
 			"which takes the right to update %s/%s)",
-			g.what(objKey), cluster, federationv1beta1.ConflictResolutionAnnotation, federationv1beta1.ConflictResolutionAdopt,
+			g.objs.What(objKey), cluster, federationv1beta1.ConflictResolutionAnnotation, federationv1beta1.ConflictResolutionAdopt,
 			g.typ.Resource.Resource, federationv1beta1.AdoptionSubresource)
 	}
 	return g.tellConflict(cluster, fed, theirs, msg)
@@ -71,16 +72,16 @@ func (g *Guard) Conflict(cluster string, fed *unstructured.Unstructured, theirs 
 // own controllers keep up (federatedtypes.ManagedByMember says why): it
 // is never adopted, whatever fed asks.
 func (g *Guard) MemberManaged(cluster string, fed *unstructured.Unstructured, theirs metav1.Object, why string) error {
-	objKey := key(fed.GetNamespace(), fed.GetName())
+	objKey := fedobject.Key(fed.GetNamespace(), fed.GetName())
 	return g.tellConflict(cluster, fed, theirs, fmt.Sprintf("%s in cluster %s is the member's own and kept up by it (%s): the federation never takes it over",
-		g.what(objKey), cluster, why))
+		g.objs.What(objKey), cluster, why))
 }
 
 // tellConflict records a conflict's event once per member object, and
 // returns its error.
 func (g *Guard) tellConflict(cluster string, fed *unstructured.Unstructured, theirs metav1.Object, msg string) error {
-	objKey := key(fed.GetNamespace(), fed.GetName())
-	if told, ok := g.conflicts.Swap(copyKey(cluster, objKey), theirs.GetUID()); !ok || told != theirs.GetUID() {
+	objKey := fedobject.Key(fed.GetNamespace(), fed.GetName())
+	if told, ok := g.conflicts.Swap(fedobject.CopyKey(cluster, objKey), theirs.GetUID()); !ok || told != theirs.GetUID() {
 		g.recorder.Event(fed, corev1.EventTypeWarning, ReasonConflict, msg)
 	}
 	return fmt.Errorf("%s", msg)
@@ -90,11 +91,11 @@ func (g *Guard) tellConflict(cluster string, fed *unstructured.Unstructured, the
 // objKey in cluster: its next write reads the member first instead of
 // trying a create that fails again.
 func (g *Guard) ConflictKnown(cluster, objKey string) bool {
-	_, ok := g.conflicts.Load(copyKey(cluster, objKey))
+	_, ok := g.conflicts.Load(fedobject.CopyKey(cluster, objKey))
 	return ok
 }
 
 // Resolved forgets the conflict of a copy our write made ours.
 func (g *Guard) Resolved(cluster, objKey string) {
-	g.conflicts.Delete(copyKey(cluster, objKey))
+	g.conflicts.Delete(fedobject.CopyKey(cluster, objKey))
 }

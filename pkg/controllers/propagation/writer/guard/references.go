@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -49,12 +50,12 @@ func (g *Guard) referenceNotOurs(cluster string, fed *unstructured.Unstructured,
 // copy (hash) refused for longer and longer, until the object changes.
 // Its unheld names are checked again from here on.
 func (g *Guard) ReferencesOurs(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured, hash string) error {
-	objKey := key(fed.GetNamespace(), fed.GetName())
+	objKey := fedobject.Key(fed.GetNamespace(), fed.GetName())
 	err := g.referencesOurs(ctx, cluster, fed, desired)
 	g.unheld.checked(copyAt{cluster, objKey})
 	var cannotName *errCannotName
 	if errors.As(err, &cannotName) {
-		return &errRefusedByMember{err: err, wait: g.refusedWrites.Next(copyKey(cluster, objKey), hash)}
+		return &errRefusedByMember{err: err, wait: g.refusedWrites.Next(fedobject.CopyKey(cluster, objKey), hash)}
 	}
 	return err
 }
@@ -70,7 +71,7 @@ func (g *Guard) ReferencesOurs(ctx context.Context, cluster string, fed, desired
 // has it (its copy is on its way); an absent optional one is no reference.
 func (g *Guard) referencesOurs(ctx context.Context, cluster string, fed, desired *unstructured.Unstructured) error {
 	refs, err := federatedtypes.References(desired)
-	what := g.what(key(desired.GetNamespace(), desired.GetName()))
+	what := g.objs.What(fedobject.Key(desired.GetNamespace(), desired.GetName()))
 	if err != nil {
 		err = &errCannotName{fmt.Errorf("%s is not written to members: %w", what, err)}
 		g.notWritten(cluster, fed, ReasonReferenceNotOurs, err)
@@ -134,7 +135,7 @@ func (g *Guard) claimsOurs(ctx context.Context, cluster string, fed, desired *un
 			continue
 		}
 		return g.referenceNotOurs(cluster, fed, "%s would use PersistentVolumeClaim %s (spec.volumeClaimTemplates), which in cluster %s was not made from the federation's template",
-			g.what(key(desired.GetNamespace(), desired.GetName())), claim.GetName(), cluster)
+			g.objs.What(fedobject.Key(desired.GetNamespace(), desired.GetName())), claim.GetName(), cluster)
 	}
 	return nil
 }
@@ -172,7 +173,7 @@ func isClaimOf(name string, prefixes []string) bool {
 // remembered for CheckUnheld: reading them here would make every sync read
 // them.
 func (g *Guard) ReferencesCached(cluster string, desired *unstructured.Unstructured) bool {
-	at := copyAt{cluster, key(desired.GetNamespace(), desired.GetName())}
+	at := copyAt{cluster, fedobject.Key(desired.GetNamespace(), desired.GetName())}
 	refs, err := federatedtypes.References(desired)
 	if err != nil {
 		// A copy in sync that names what the federation never propagates

@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/syncmetrics"
 )
 
@@ -66,7 +67,7 @@ func (e *errRefusedByMember) RetryAfter() time.Duration { return e.wait }
 // SpaceOutRefused returns err, spaced out when the member refused the
 // write; a write that went through forgets the copy's refusals.
 func (g *Guard) SpaceOutRefused(cluster, objKey, hash string, err error) error {
-	k := copyKey(cluster, objKey)
+	k := fedobject.CopyKey(cluster, objKey)
 	if err == nil {
 		g.refusedWrites.Forget(func(s string) bool { return s == k })
 		return nil
@@ -83,16 +84,16 @@ func (g *Guard) SpaceOutRefused(cluster, objKey, hash string, err error) error {
 // for a while). Writes of a new hash are never budgeted: they follow the
 // tenant's own changes, one write per change.
 func (g *Guard) RepairAllowed(cluster string, fed *unstructured.Unstructured, hash, lastHash string, written bool) error {
-	objKey := key(fed.GetNamespace(), fed.GetName())
+	objKey := fedobject.Key(fed.GetNamespace(), fed.GetName())
 	if !written || lastHash != hash {
 		return nil
 	}
-	v := g.repairs.Take(copyKey(cluster, objKey), hash, time.Now())
+	v := g.repairs.Take(fedobject.CopyKey(cluster, objKey), hash, time.Now())
 	switch {
 	case v.Allowed:
 		return nil
 	case v.Exhausted:
-		err := &errDriftConflict{what: g.what(objKey), cluster: cluster, repairs: v.Repairs, window: g.repairs.Window, wait: v.Wait}
+		err := &errDriftConflict{what: g.objs.What(objKey), cluster: cluster, repairs: v.Repairs, window: g.repairs.Window, wait: v.Wait}
 		if v.FirstExhausted {
 			syncmetrics.DriftConflicts.WithLabelValues(g.typ.Name, cluster).Inc()
 			g.recorder.Event(fed, corev1.EventTypeWarning, ReasonDriftConflict, err.Error())
@@ -100,5 +101,5 @@ func (g *Guard) RepairAllowed(cluster string, fed *unstructured.Unstructured, ha
 		return err
 	}
 	return &errRepairWaits{wait: v.Wait, msg: fmt.Sprintf("%s in cluster %s was changed there again: repaired %d times lately, the next repair waits %s",
-		g.what(objKey), cluster, v.Repairs, v.Wait.Round(time.Millisecond))}
+		g.objs.What(objKey), cluster, v.Repairs, v.Wait.Round(time.Millisecond))}
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -148,7 +149,7 @@ func (u *unheldReferences) round(budget int) ([]memberList, map[memberList]*want
 		if u.foreign[at] {
 			continue
 		}
-		ns, _ := splitKey(at.key)
+		ns, _ := fedobject.SplitKey(at.key)
 		for _, r := range names.refs {
 			wn := want(memberList{cluster: at.cluster, namespace: ns, resource: r.Resource})
 			wn.names[r.Name] = append(wn.names[r.Name], at)
