@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -38,16 +37,9 @@ type testController struct {
 
 func newTestController(t *testing.T, a *federatedtypes.Type, members *testmembers.Members, fed ...*unstructured.Unstructured) *testController {
 	t.Helper()
-	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	var objs []runtime.Object
-	for _, o := range fed {
-		require.NoError(t, indexer.Add(o))
-		objs = append(objs, o)
-	}
-	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{a.Resource: a.Kind + "List"}, objs...)
+	client, indexer, lister := testmembers.Federation(t, a, fed...)
 	recorder := record.NewFakeRecorder(100)
-	c := newController(a, client, cache.NewGenericLister(indexer, a.Resource.GroupResource()), members, recorder,
+	c := newController(a, client, lister, members, recorder,
 		Options{Workers: 1, MemberTimeout: time.Second, DeletionWait: time.Minute})
 	t.Cleanup(c.queue.ShutDown)
 	return &testController{Controller: c, fedClient: client, members: members, recorder: recorder, indexer: indexer}

@@ -267,15 +267,7 @@ func TestACopyWithATombstoneIsNoStray(t *testing.T) {
 
 func TestAnHPAsTombstoneGivesItsTargetItsReplicasBack(t *testing.T) {
 	hpas := federatedtypes.ByName("horizontalpodautoscalers")
-	hpa := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
-		"spec": map[string]any{"scaleTargetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}}}}
-	hpa.SetNamespace("ns")
-	hpa.SetName("web")
-	hpa.SetUID("uid-hpa")
-	target := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}}
-	target.SetNamespace("ns")
-	target.SetName("web")
-	target.SetAnnotations(map[string]string{federationv1beta1.HPATargetClustersAnnotation: `{"Names":["c1"]}`})
+	hpa, target := hpaOfAMarkedTarget()
 
 	tc := newTestController(t, hpas, testmembers.New([]string{"c1"}))
 	deployments := federatedtypes.ByName("deployments").Resource
@@ -289,6 +281,21 @@ func TestAnHPAsTombstoneGivesItsTargetItsReplicasBack(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, got.GetAnnotations(), federationv1beta1.HPATargetClustersAnnotation, "the members' HPAs no longer own its replicas")
 	assert.Equal(t, []string{g.Name}, tc.deletedTombstones())
+}
+
+// hpaOfAMarkedTarget is an HPA of Deployment web, and web marked as the
+// target of HPAs in c1.
+func hpaOfAMarkedTarget() (hpa, target *unstructured.Unstructured) {
+	hpa = &unstructured.Unstructured{Object: map[string]any{"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+		"spec": map[string]any{"scaleTargetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}}}}
+	hpa.SetNamespace("ns")
+	hpa.SetName("web")
+	hpa.SetUID("uid-hpa")
+	target = &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}}
+	target.SetNamespace("ns")
+	target.SetName("web")
+	target.SetAnnotations(map[string]string{federationv1beta1.HPATargetClustersAnnotation: `{"Names":["c1"]}`})
+	return hpa, target
 }
 
 // tombstoneWithTarget is the data the apiserver writes for a deleted HPA.
@@ -305,16 +312,8 @@ func tombstoneWithTarget(t *testing.T, typ *federatedtypes.Type, hpa *unstructur
 // which keep scaling the target there: the target stays marked theirs.
 func TestAnOrphanedHPALeavesItsTargetToTheMembersHPAs(t *testing.T) {
 	hpas := federatedtypes.ByName("horizontalpodautoscalers")
-	hpa := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
-		"spec": map[string]any{"scaleTargetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}}}}
-	hpa.SetNamespace("ns")
-	hpa.SetName("web")
-	hpa.SetUID("uid-hpa")
-	target := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}}
-	target.SetNamespace("ns")
-	target.SetName("web")
-	marked := map[string]string{federationv1beta1.HPATargetClustersAnnotation: `{"Names":["c1"]}`}
-	target.SetAnnotations(marked)
+	hpa, target := hpaOfAMarkedTarget()
+	marked := target.GetAnnotations()
 	deployments := federatedtypes.ByName("deployments").Resource
 
 	for _, tt := range []struct {

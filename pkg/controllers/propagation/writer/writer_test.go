@@ -9,9 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -31,16 +28,9 @@ type testWriter struct {
 
 func newTestWriter(t *testing.T, typ *federatedtypes.Type, members *testmembers.Members, fed ...*unstructured.Unstructured) *testWriter {
 	t.Helper()
-	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	var objs []runtime.Object
-	for _, o := range fed {
-		require.NoError(t, indexer.Add(o))
-		objs = append(objs, o)
-	}
-	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{typ.Resource: typ.Kind + "List"}, objs...)
+	client, indexer, lister := testmembers.Federation(t, typ, fed...)
 	recorder := record.NewFakeRecorder(100)
-	w := New(typ, client, cache.NewGenericLister(indexer, typ.Resource.GroupResource()), members, recorder,
+	w := New(typ, client, lister, members, recorder,
 		Config{Workers: 1, MemberTimeout: time.Second}, workqueue.DefaultTypedControllerRateLimiter[string])
 	return &testWriter{Writer: w, recorder: recorder, indexer: indexer}
 }
