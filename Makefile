@@ -20,7 +20,7 @@ help: ## list the targets
 VERSION_LDFLAGS := $(shell hack/version-ldflags.sh)
 
 build: ## build every binary of the project into bin/
-	$(GO) build -ldflags "$(VERSION_LDFLAGS)" -o bin/ ./federation-apiserver ./federation-controller-manager ./kubefed ./test/cmd/memberenv
+	$(GO) build -ldflags "$(VERSION_LDFLAGS)" -o bin/ ./federation-apiserver ./federation-controller-manager ./federation-agent ./kubefed ./test/cmd/memberenv
 	$(GO) build -ldflags "$(VERSION_LDFLAGS)" -o bin/federation-dns ./dns
 	$(GO) build -o bin/etcd go.etcd.io/etcd/server/v3
 
@@ -28,7 +28,7 @@ build: ## build every binary of the project into bin/
 # -trimpath, the last commit's time as build date) built into _output/.
 IMAGE     ?= localhost/federation
 
-image: ## build the container image localhost/federation:VERSION (and :dev) with podman: FROM scratch, the five static binaries, user 65532
+image: ## build the container image localhost/federation:VERSION (and :dev) with podman: FROM scratch, the six static binaries, user 65532
 	@IMAGE=$(IMAGE) GO=$(GO) build/image.sh
 
 release: ## cross-build the release archives (kubefed: linux, darwin x amd64, arm64; the control plane: linux) and SHA256SUMS into _output/release/VERSION/
@@ -68,9 +68,10 @@ ROUNDS    ?= 3
 SCALE_OBJECTS ?= 10000,50000
 
 # The figures go to propagation.json, or to scale.json when the object-count
-# axis runs alone (a full run's figures stay).
+# axis runs alone, agent.json when the agent scenario does (a full run's
+# figures stay).
 comma := ,
-BENCH_OUT = $(if $(filter-out scale,$(subst $(comma), ,$(SCENARIOS))),propagation,scale).json
+BENCH_OUT = $(if $(filter-out scale agent,$(subst $(comma), ,$(SCENARIOS))),propagation,$(if $(filter agent,$(subst $(comma), ,$(SCENARIOS))),agent,scale)).json
 
 bench: tools ## propagation to CLUSTERS=1,3 members against writing straight to them; table + .run/bench/propagation.json
 	$(GO) test ./test/benchmark/propagation -run '^$$' -bench . -benchtime 1x -timeout 0 \

@@ -2,7 +2,7 @@
 # Builds static binaries of the federation for one platform into a folder,
 # for the image (build/image.sh) and the release archives (hack/release.sh):
 #   hack/build-static.sh OUT_DIR GOOS/GOARCH all|kubefed
-# "all" is kubefed, federation-apiserver, federation-controller-manager,
+# "all" is kubefed, federation-apiserver, federation-controller-manager, federation-agent,
 # federation-dns (the CoreDNS build in ./dns) and etcd (the version of our
 # go.mod's tool line, the one the apiserver embeds). CGO is off, so every
 # binary runs without a libc (FROM scratch); -trimpath and the last
@@ -25,6 +25,6 @@ if [ "$set" = kubefed ]; then
   "$go" build -trimpath -ldflags "$ldflags" -o "$out/" ./kubefed
   exit 0
 fi
-"$go" build -trimpath -ldflags "$ldflags" -o "$out/" ./kubefed ./federation-apiserver ./federation-controller-manager
+"$go" build -trimpath -ldflags "$ldflags" -o "$out/" ./kubefed ./federation-apiserver ./federation-controller-manager ./federation-agent
 "$go" build -trimpath -ldflags "$ldflags" -o "$out/federation-dns" ./dns
 "$go" build -trimpath -ldflags "-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3

@@ -34,6 +34,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	generic.EffectiveVersion = version
 	generic.FeatureGate = utilfeature.DefaultFeatureGate
 	apiserver.ApplyOpenAPI(&generic.Config, "v"+kubernetesVersion)
+	generic.LongRunningFunc = apiserver.LongRunning
 
 	if err := o.SecureServing.ApplyTo(&generic.SecureServing, &generic.LoopbackClientConfig); err != nil {
 		return nil, fmt.Errorf("configuring HTTPS serving: %w", err)
@@ -43,12 +44,15 @@ func (o *Options) Config() (*apiserver.Config, error) {
 			return nil, err
 		}
 	}
-	if err := o.Authentication.ApplyTo(&generic.Config); err != nil {
-		return nil, err
-	}
 	client, err := kubernetes.NewForConfig(generic.LoopbackClientConfig)
 	if err != nil {
 		return nil, fmt.Errorf("creating the loopback client: %w", err)
+	}
+	if err := o.Authentication.WatchBootstrapTokens(&generic.Config, client); err != nil {
+		return nil, err
+	}
+	if err := o.Authentication.ApplyTo(&generic.Config); err != nil {
+		return nil, err
 	}
 	factoryInformers := informers.NewSharedInformerFactory(client, 0)
 	ruleResolver, err := o.Authorization.ApplyTo(&generic.Config, factoryInformers)

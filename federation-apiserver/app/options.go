@@ -112,6 +112,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Audit.AddFlags(fs)
 	fs.StringVar(&o.Authentication.ClientCAFile, "client-ca-file", o.Authentication.ClientCAFile,
 		"PEM bundle of the CAs whose client certificates are accepted; the certificate's CommonName is the user name, its Organizations the groups.")
+	fs.StringVar(&o.Authentication.AgentClientCAFile, "agent-client-ca-file", o.Authentication.AgentClientCAFile,
+		"PEM bundle of the agents CA, which federation-controller-manager signs federation agents' client certificates with (its --agent-signing-cert-file); it must not be a --client-ca-file CA. Its certificates authenticate only as system:federation:agent:CLUSTER in the one group system:federation:agents, whatever else they say, and may only open their own cluster's tunnel and renew their certificate.")
 	fs.StringVar(&o.Authentication.TokenAuthFile, "token-auth-file", o.Authentication.TokenAuthFile,
 		"CSV file of bearer tokens: token,user,uid[,\"group1,group2\"].")
 	fs.BoolVar(&o.Authentication.Anonymous, "anonymous-auth", o.Authentication.Anonymous,

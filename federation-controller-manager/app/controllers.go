@@ -10,10 +10,12 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/capacity"
+	"github.com/federation-v1/federation/pkg/controllers/agentcerts"
 	"github.com/federation-v1/federation/pkg/controllers/clusterstatus"
 	"github.com/federation-v1/federation/pkg/controllers/customresources"
 	"github.com/federation-v1/federation/pkg/controllers/deploymenthistory"
@@ -47,6 +49,9 @@ type ControllerContext struct {
 	// FedDynamic and DynamicInformers reach every federated type.
 	FedDynamic       dynamic.Interface
 	DynamicInformers dynamicinformer.DynamicSharedInformerFactory
+	// FederationConfig is the controller manager's own configuration for
+	// the federation apiserver: agent members are reached through it.
+	FederationConfig *rest.Config
 	// FederationUID is the federation's identity (federationUID), read
 	// once at start.
 	FederationUID string
@@ -79,6 +84,7 @@ func (cc *ControllerContext) members() (*membercluster.Manager, error) {
 		if err != nil {
 			return nil, err
 		}
+		m.ReachAgentsThrough(cc.FederationConfig)
 		cc.Members = m
 	}
 	return cc.Members, nil
@@ -118,9 +124,13 @@ func registry() map[string]initFunc {
 			if err != nil {
 				return nil, err
 			}
+			c.ReachAgentsThrough(cc.FederationConfig)
 			return c.Run, nil
 		},
 		servicedns.Name: startServiceDNS,
+		// Federation agents' client certificates (issue 36): approval of
+		// their requests, signing with the agents CA.
+		agentcerts.Name: startAgentCerts,
 		// The DNS zone and server kubefed join reads (federation-system/federation-dns).
 		dnspublisher.Name: startDNSPublisher,
 		// Deployments' revision history at the federation (kubectl rollout

@@ -47,6 +47,8 @@ type Options struct {
 	LeaderElection componentbaseconfig.LeaderElectionConfiguration
 	// ShutdownTimeout bounds how long the controllers may take to stop.
 	ShutdownTimeout time.Duration
+	// AgentCerts configures the agents' client certificates.
+	AgentCerts AgentCertsOptions
 }
 
 // DNSOptions say where the service DNS records go.
@@ -78,6 +80,7 @@ func NewOptions() *Options {
 		Burst:           200,
 		LeaderElection:  defaultLeaderElection(),
 		ShutdownTimeout: 30 * time.Second,
+		AgentCerts:      AgentCertsOptions{Duration: 24 * time.Hour},
 		Propagation: propagation.Options{
 			// Per type: objects reconciled in parallel, and writes in flight
 			// per member (enough to keep its client's QPS busy: make bench).
@@ -121,6 +124,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DNS.ProviderConfig, "dns-provider-config", o.DNS.ProviderConfig, "coredns-provider.conf (v1 format: etcd-endpoints, zones, coredns-endpoints); without it the service-dns controller does not run")
 	fs.StringVar(&o.DNS.ZoneName, "dns-zone-name", o.DNS.ZoneName, "DNS zone of the federation, e.g. example.com. (default: the provider config's first zone)")
 	fs.Int64Var(&o.DNS.TTL, "dns-ttl", o.DNS.TTL, "TTL in seconds of the service DNS records")
+	o.AgentCerts.addFlags(fs)
 	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fs)
 	fs.DurationVar(&o.ShutdownTimeout, "controller-shutdown-timeout", o.ShutdownTimeout, "how long the controllers may take to stop on SIGTERM or SIGINT (or when one fails) before the controller manager exits with an error")
 }
@@ -184,6 +188,7 @@ func (o *Options) Validate() error {
 	if o.Cluster.Workers < 1 {
 		errs = append(errs, errors.New("--concurrent-cluster-syncs must be at least 1"))
 	}
+	errs = append(errs, o.AgentCerts.validate()...)
 	errs = append(errs, validateLeaderElection(o.LeaderElection)...)
 	if o.ShutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--controller-shutdown-timeout %s: must be positive", o.ShutdownTimeout))

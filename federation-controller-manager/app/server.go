@@ -146,13 +146,14 @@ func runControllers(ctx context.Context, o *Options, cfg *rest.Config, kubeClien
 	logger.Info("Federation identity", "name", o.FederationName, "uid", uid)
 	trimmed := kubeinformers.WithTransform(cachetrim.ManagedFields)
 	cc := &ControllerContext{
-		FederationUID:   uid,
-		Options:         o,
-		FedClient:       fedClient,
-		KubeClient:      kubeClient,
-		FedInformers:    fedinformers.NewSharedInformerFactoryWithOptions(fedClient, 0, fedinformers.WithTransform(cachetrim.ManagedFields)),
-		SystemInformers: kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0, trimmed, kubeinformers.WithNamespace(federationv1beta1.SystemNamespace)),
-		KubeInformers:   kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, resync, trimmed),
+		FederationUID:    uid,
+		FederationConfig: cfg,
+		Options:          o,
+		FedClient:        fedClient,
+		KubeClient:       kubeClient,
+		FedInformers:     fedinformers.NewSharedInformerFactoryWithOptions(fedClient, 0, fedinformers.WithTransform(cachetrim.ManagedFields)),
+		SystemInformers:  kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0, trimmed, kubeinformers.WithNamespace(federationv1beta1.SystemNamespace)),
+		KubeInformers:    kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, resync, trimmed),
 		TombstoneInformers: kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, 0, trimmed,
 			kubeinformers.WithNamespace(tombstone.Namespace), kubeinformers.WithTweakListOptions(propagation.TombstoneSelector)),
 		FedDynamic:       fedDynamic,

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	corelisters "k8s.io/client-go/listers/core/v1"
 )
 
 // AuthenticationConfig says how clients prove who they are. A request with
@@ -29,6 +30,12 @@ type AuthenticationConfig struct {
 	// Anonymous lets requests without credentials in as system:anonymous,
 	// as kube-apiserver's --anonymous-auth does.
 	Anonymous bool
+	// AgentClientCAFile is the PEM bundle of the agents CA, which signs
+	// federation agents' client certificates only (agentAuthenticator).
+	AgentClientCAFile string
+	// BootstrapTokens, when set, lists the Secrets of federation-system,
+	// whose bootstrap tokens then authenticate (kubefed token create).
+	BootstrapTokens corelisters.SecretNamespaceLister
 }
 
 // ApplyTo sets the authenticator of config; the authorizer is
@@ -45,12 +52,22 @@ func (a AuthenticationConfig) ApplyTo(config *genericapiserver.Config) error {
 		}
 		authenticators = append(authenticators, x509request.NewDynamic(ca.VerifyOptions, x509request.CommonNameUserConversion))
 	}
+	if a.AgentClientCAFile != "" {
+		agents, err := agentAuthenticator(a.AgentClientCAFile, config)
+		if err != nil {
+			return err
+		}
+		authenticators = append(authenticators, agents)
+	}
 	if a.TokenAuthFile != "" {
 		tokens, err := tokenfile.NewCSV(a.TokenAuthFile)
 		if err != nil {
 			return fmt.Errorf("loading the token file %s: %w", a.TokenAuthFile, err)
 		}
 		authenticators = append(authenticators, bearertoken.New(tokens))
+	}
+	if a.BootstrapTokens != nil {
+		authenticators = append(authenticators, bootstrapTokenAuthenticator(a.BootstrapTokens))
 	}
 	auth := group.NewAuthenticatedGroupAdder(union.New(authenticators...))
 	if a.Anonymous {

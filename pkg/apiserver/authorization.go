@@ -39,7 +39,8 @@ func (a AuthorizationConfig) Validate() error {
 
 // ApplyTo sets config's authorizer and returns its rule resolver (for
 // SelfSubjectRulesReview). Members of system:masters may do everything, as
-// on kube-apiserver; everyone else as the mode says. The RBAC authorizer
+// on kube-apiserver; federation agents and their bootstrap tokens only
+// what agentAuthorizer allows; everyone else as the mode says. The RBAC authorizer
 // reads roles and bindings from informers, which the server starts.
 func (a AuthorizationConfig) ApplyTo(config *genericapiserver.Config, informers informers.SharedInformerFactory) (authorizer.RuleResolver, error) {
 	if err := a.Validate(); err != nil {
@@ -61,7 +62,7 @@ func (a AuthorizationConfig) ApplyTo(config *genericapiserver.Config, informers 
 			&rbac.ClusterRoleBindingLister{Lister: rbacInformers.ClusterRoleBindings().Lister()},
 		)
 	}
-	config.Authorization.Authorizer = union.New(authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup), mode)
+	config.Authorization.Authorizer = union.New(authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup), agentAuthorizer{}, mode)
 	// Let the server's own loopback client in.
 	genericapiserver.AuthorizeClientBearerToken(config.LoopbackClientConfig, &config.Authentication, &config.Authorization)
 	return mode, nil

@@ -18,6 +18,7 @@ import (
 
 	federationinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
 	servicestore "github.com/federation-v1/federation/pkg/registry/core/service/storage"
+	"github.com/federation-v1/federation/pkg/tunnel"
 )
 
 // Config is the configuration of the federation API server.
@@ -118,9 +119,16 @@ func (c CompletedConfig) New() (*Server, error) {
 	// Deletions of every federated type are recorded in tombstones, also
 	// those of Roles and RoleBindings, served with the access groups.
 	tombstones := &tombstoneWriter{now: time.Now}
-	legacy, groups, err := apiGroups(c.generic.RESTOptionsGetter, uint64(c.eventTTL.Seconds()), serviceIPs, tombstones)
+	hub := tunnel.NewHub()
+	legacy, groups, err := apiGroups(c.generic.RESTOptionsGetter, uint64(c.eventTTL.Seconds()), serviceIPs, tombstones, hub)
 	if err != nil {
 		return nil, err
+	}
+	if err := generic.AddPostStartHook("close-gone-agent-tunnels", func(ctx genericapiserver.PostStartHookContext) error {
+		go hub.Run(ctx)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("adding the agent tunnels' post-start hook: %w", err)
 	}
 	if err := generic.InstallLegacyAPIGroup(genericapiserver.DefaultLegacyAPIPrefix, legacy); err != nil {
 		return nil, fmt.Errorf("installing the core API group: %w", err)

@@ -9,6 +9,7 @@ import (
 	authorizationinstall "k8s.io/kubernetes/pkg/apis/authorization/install"
 	autoscalinginstall "k8s.io/kubernetes/pkg/apis/autoscaling/install"
 	batchinstall "k8s.io/kubernetes/pkg/apis/batch/install"
+	certificatesinstall "k8s.io/kubernetes/pkg/apis/certificates/install"
 	coordinationinstall "k8s.io/kubernetes/pkg/apis/coordination/install"
 	coreinstall "k8s.io/kubernetes/pkg/apis/core/install"
 	extensionsinstall "k8s.io/kubernetes/pkg/apis/extensions/install"
@@ -34,6 +35,7 @@ func init() {
 	authorizationinstall.Install(legacyscheme.Scheme)
 	authenticationinstall.Install(legacyscheme.Scheme)
 	coordinationinstall.Install(legacyscheme.Scheme)
+	certificatesinstall.Install(legacyscheme.Scheme)
 	federationinstall.Install(legacyscheme.Scheme)
 
 	// The types every API server needs for discovery and errors.

@@ -15,6 +15,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
+	"github.com/federation-v1/federation/pkg/tunnel"
 )
 
 // coreV1 is the legacy core group's only version, served under /api.
@@ -22,10 +23,11 @@ var coreV1 = schema.GroupVersion{Version: "v1"}
 
 // apiGroups builds the REST storage of every served group: each federated
 // type under each group/version the table serves it under, then what the
-// federation serves without propagating it (events, clusters, leases). The legacy
+// federation serves without propagating it (events, clusters, leases,
+// certificate signing requests). The legacy
 // core group ("/api/v1") is returned separately because it is installed
 // under another prefix. Services get their cluster IPs from serviceIPs.
-func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, serviceIPs ipallocator.Interface, tombstones *tombstoneWriter) (legacy *genericapiserver.APIGroupInfo, groups []*genericapiserver.APIGroupInfo, err error) {
+func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, serviceIPs ipallocator.Interface, tombstones *tombstoneWriter, hub *tunnel.Hub) (legacy *genericapiserver.APIGroupInfo, groups []*genericapiserver.APIGroupInfo, err error) {
 	served := servedStorage{}
 	for _, t := range federatedtypes.All {
 		if servedWithAccess(t) {
@@ -57,7 +59,7 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, service
 		return nil, nil, fmt.Errorf("creating events storage: %w", err)
 	}
 	served.add(coreV1, events)
-	clusters, err := clusterStores(getter)
+	clusters, err := clusterStores(getter, hub)
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating clusters storage: %w", err)
 	}
@@ -67,11 +69,18 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, service
 		return nil, nil, fmt.Errorf("creating leases storage: %w", err)
 	}
 	served.add(coordinationv1.SchemeGroupVersion, leases)
+	csrs, err := certificatesStores(getter)
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating certificatesigningrequests storage: %w", err)
+	}
+	served.add(certificatesGroupVersion, csrs)
 
 	for _, group := range served.groups() {
 		info := genericapiserver.NewDefaultAPIGroupInfo(group, legacyscheme.Scheme, metav1.ParameterCodec, legacyscheme.Codecs)
 		if group == federationv1beta1.SchemeGroupVersion.Group {
 			info.NegotiatedSerializer = withoutProtobuf{info.NegotiatedSerializer}
+			// It decodes the clusters' proxy options too.
+			info.ParameterCodec = legacyscheme.ParameterCodec
 		}
 		for gv, stores := range served {
 			if gv.Group == group {
@@ -90,7 +99,7 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, service
 // servedGroupVersions are the group/versions the server serves, for the
 // storage factory's resource configuration.
 func servedGroupVersions() []schema.GroupVersion {
-	gvs := []schema.GroupVersion{coreV1, federationv1beta1.SchemeGroupVersion, coordinationv1.SchemeGroupVersion}
+	gvs := []schema.GroupVersion{coreV1, federationv1beta1.SchemeGroupVersion, coordinationv1.SchemeGroupVersion, certificatesGroupVersion}
 	for _, t := range federatedtypes.All {
 		gvs = append(gvs, t.ServedVersions()...)
 	}

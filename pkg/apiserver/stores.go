@@ -1,6 +1,10 @@
 package apiserver
 
 import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	daemonsetstore "k8s.io/kubernetes/pkg/registry/apps/daemonset/storage"
@@ -24,8 +28,10 @@ import (
 	networkpolicystore "k8s.io/kubernetes/pkg/registry/networking/networkpolicy/storage"
 	pdbstore "k8s.io/kubernetes/pkg/registry/policy/poddisruptionbudget/storage"
 
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	servicestore "github.com/federation-v1/federation/pkg/registry/core/service/storage"
 	clusterstore "github.com/federation-v1/federation/pkg/registry/federation/cluster/storage"
+	"github.com/federation-v1/federation/pkg/tunnel"
 )
 
 // stores builds the REST storage of one resource, keyed by resource
@@ -130,10 +136,25 @@ func eventsStores(getter generic.RESTOptionsGetter, ttlSeconds uint64) (map[stri
 	return map[string]rest.Storage{"events": events}, err
 }
 
-// clusterStores is the storage of the federation's member Clusters.
-func clusterStores(getter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+// clusterStores is the storage of the federation's member Clusters, with
+// the agents' tunnels and the proxy through them.
+func clusterStores(getter generic.RESTOptionsGetter, hub *tunnel.Hub) (map[string]rest.Storage, error) {
 	clusters, status, err := clusterstore.NewREST(getter)
-	return map[string]rest.Storage{"clusters": clusters, "clusters/status": status}, err
+	if err != nil {
+		return nil, err
+	}
+	tunnels, proxy := clusterstore.NewConnecters(clusters, hub)
+	hub.CheckWith(func(ctx context.Context, name string) (bool, error) {
+		obj, err := clusters.Get(ctx, name, &metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		return federationv1beta1.IsAgent(obj.(*federationv1beta1.Cluster)), nil
+	})
+	return map[string]rest.Storage{"clusters": clusters, "clusters/status": status, "clusters/tunnel": tunnels, "clusters/proxy": proxy}, nil
 }
 
 // leasesStores is the storage of coordination.k8s.io Leases: the

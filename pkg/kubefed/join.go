@@ -37,6 +37,13 @@ type joinOptions struct {
 	// adoptNamespaces are the member namespaces join adopts for the
 	// federation, which may then write in them.
 	adoptNamespaces []string
+	// connection is direct (the federation dials the member) or agent
+	// (an agent in the member dials the federation); agent says where that
+	// agent runs.
+	connection, agent string
+	// serverAddress is the address an agent member's Cluster records;
+	// the federation never dials it.
+	serverAddress string
 }
 
 func newJoinCommand(g *globalFlags) *cobra.Command {
@@ -74,6 +81,12 @@ creates the Cluster object.`,
 			if err := validateAdoptNamespaces(o.adoptNamespaces); err != nil {
 				return err
 			}
+			if err := validateConnection(o.connection, o.agent); err != nil {
+				return err
+			}
+			if o.serverAddress != "" && o.connection != connectionAgent {
+				return fmt.Errorf("--server-address is for --connection=%s: a member the federation dials is dialled at its cluster context's address", connectionAgent)
+			}
 			return o.run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
@@ -85,6 +98,12 @@ creates the Cluster object.`,
 		"Pod Security level (baseline or restricted) the member's policy holds every pod and pod template the federation writes to, whatever the namespace's own Pod Security labels")
 	cmd.Flags().StringSliceVar(&o.adoptNamespaces, "adopt-namespaces", []string{"default"},
 		"existing member namespaces the federation may write in although it did not create them (labelled "+memberrbac.AdoptedByPrefix+"FEDERATION=true; missing ones are skipped; never kube-system, kube-public, kube-node-lease nor federation-system); --adopt-namespaces= adopts none")
+	cmd.Flags().StringVar(&o.connection, "connection", connectionDirect,
+		"how the federation reaches the member: direct (it dials the member's API server with a token stored in the federation) or agent (an agent in the member dials the federation, and the member's credential stays in the member)")
+	cmd.Flags().StringVar(&o.agent, "agent", agentInMember,
+		"with --connection=agent, where the agent runs: deployment (in the member's federation-system namespace) or local (a process beside a local federation, kept with it by kubefed start/stop)")
+	cmd.Flags().StringVar(&o.serverAddress, "server-address", "",
+		"with --connection=agent, the member's API address the Cluster shows (default: the cluster context's); the federation never dials it")
 	return cmd
 }
 
@@ -120,8 +139,17 @@ func (o *joinOptions) run(ctx context.Context, out io.Writer) error {
 			ServerAddressByClientCIDRs: []federationv1beta1.ServerAddressByClientCIDR{{ClientCIDR: "0.0.0.0/0", ServerAddress: memberCfg.Host}},
 		},
 	}
+	if o.connection == connectionAgent {
+		cluster.Spec.Connection = federationv1beta1.ConnectionAgent
+		if o.serverAddress != "" {
+			cluster.Spec.ServerAddressByClientCIDRs[0].ServerAddress = o.serverAddress
+		}
+	}
 	if o.dryRun {
 		return printObjects(out, access.Namespace, access.Account, access.Role, access.NamespaceRBAC, access.Binding, access.TokenSecret, access.Policy, access.PolicyBinding, cluster)
+	}
+	if o.connection == connectionAgent {
+		return o.joinThroughAgent(ctx, out, fed, member, memberCfg, access, cluster)
 	}
 
 	undo := &rollback{}
@@ -144,6 +172,14 @@ func (o *joinOptions) run(ctx context.Context, out io.Writer) error {
 		}
 		return fmt.Errorf("joining cluster %q: %w", o.cluster, err)
 	}
+	o.forwardDNS(ctx, out, fed, member)
+	fmt.Fprintf(out, "cluster %q created\n", o.cluster)
+	return nil
+}
+
+// forwardDNS makes the member's cluster DNS forward the federation's zone
+// to the federation's DNS server, if it has one; a failure is a warning.
+func (o *joinOptions) forwardDNS(ctx context.Context, out io.Writer, fed *federationClients, member kubernetes.Interface) {
 	if zone, server, ok, err := federationDNS(ctx, fed.kube); err != nil || !ok {
 		if err != nil {
 			fmt.Fprintf(out, "warning: %v\n", err)
@@ -153,8 +189,6 @@ func (o *joinOptions) run(ctx context.Context, out io.Writer) error {
 	} else if changed {
 		fmt.Fprintf(out, "the member's cluster DNS (%s/%s) now forwards %s to %s\n", memberDNSNamespace, memberDNSConfigMap, zone, server)
 	}
-	fmt.Fprintf(out, "cluster %q created\n", o.cluster)
-	return nil
 }
 
 // createMemberAccess creates the member-side objects and returns the

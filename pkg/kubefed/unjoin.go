@@ -71,6 +71,11 @@ func (o *unjoinOptions) run(ctx context.Context, out, errOut io.Writer) error {
 	if err := clusters.Delete(ctx, o.cluster, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting the Cluster %q: %w", o.cluster, err)
 	}
+	if federationv1beta1.IsAgent(cluster) {
+		if err := o.removeAgent(ctx, fed); err != nil {
+			fmt.Fprintf(errOut, "warning: %v\n", err)
+		}
+	}
 	fmt.Fprintf(out, "Successfully removed cluster %q from federation\n", o.cluster)
 	return nil
 }

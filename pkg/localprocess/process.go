@@ -96,6 +96,26 @@ func Runs(pid int, path string) bool {
 	return string(argv0) == path
 }
 
+// Exited reports whether pid has exited entirely: no such process, or a
+// zombie whose threads have all gone. A killed process's main thread is a
+// zombie before its other threads have exited, and until the last one has,
+// its files (its listening sockets among them) are still open.
+func Exited(pid int) bool {
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		return true
+	}
+	if len(tasks) > 1 {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X')
+}
+
 // readCmdline reads /proc/PID/cmdline. Right after an exec the kernel shows
 // it empty for a moment (seen in about one start in ten here), so an empty
 // one is read again for up to 100ms before it is believed.

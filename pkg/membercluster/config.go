@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,6 +20,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/apis/federation/validation"
+	"github.com/federation-v1/federation/pkg/tunnel/wire"
 )
 
 // Keys of a member's credentials Secret in the federation-system namespace:
@@ -108,6 +110,29 @@ func RESTConfig(cluster *federationv1beta1.Cluster, secret *corev1.Secret) (*res
 		Host:            server,
 		BearerToken:     creds.token,
 		TLSClientConfig: rest.TLSClientConfig{CertData: creds.cert, KeyData: creds.key, CAData: creds.ca, ServerName: creds.serverName},
+		Timeout:         RequestTimeout,
+		UserAgent:       "federation-controller-manager",
+	}
+	return cfg, nil
+}
+
+// AgentRESTConfig builds the configuration to reach an agent member
+// (spec.connection: Agent): the federation apiserver's proxy to the
+// cluster's tunnel, reached with federation, the caller's own
+// configuration for the federation apiserver. The member's credential stays
+// with its agent.
+func AgentRESTConfig(federation *rest.Config, cluster *federationv1beta1.Cluster) (*rest.Config, error) {
+	if federation == nil {
+		return nil, fmt.Errorf("cluster %s is reached through its agent, and this process has no configuration for the federation apiserver", cluster.Name)
+	}
+	base := rest.CopyConfig(federation)
+	cfg := &rest.Config{
+		Host:            strings.TrimSuffix(base.Host, "/") + wire.ProxyPath(cluster.Name),
+		BearerToken:     base.BearerToken,
+		BearerTokenFile: base.BearerTokenFile,
+		TLSClientConfig: base.TLSClientConfig,
+		Proxy:           base.Proxy,
+		Dial:            base.Dial,
 		Timeout:         RequestTimeout,
 		UserAgent:       "federation-controller-manager",
 	}

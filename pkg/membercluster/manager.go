@@ -61,7 +61,9 @@ type Manager struct {
 	synced        []cache.InformerSynced
 	queue         workqueue.TypedRateLimitingInterface[string]
 	// newClient makes a member's clients; tests replace it.
-	newClient func(cluster *federationv1beta1.Cluster, secret *corev1.Secret) (*Clients, error)
+	newClient func(cluster *federationv1beta1.Cluster, cfg *rest.Config) (*Clients, error)
+	// agentsVia reaches agent members (see AgentRESTConfig).
+	agentsVia *rest.Config
 
 	mu        sync.RWMutex
 	resources []schema.GroupVersionResource
@@ -210,11 +212,7 @@ func (m *Manager) sync(ctx context.Context, name string) error {
 		}
 		return nil
 	}
-	secret, err := m.secret(cluster)
-	if err != nil {
-		return err
-	}
-	identity, err := identityOf(cluster, secret)
+	cfg, identity, err := m.config(cluster)
 	if err != nil {
 		return err
 	}
@@ -224,7 +222,7 @@ func (m *Manager) sync(ctx context.Context, name string) error {
 		}
 		return nil
 	}
-	client, err := m.newClient(cluster, secret)
+	client, err := m.newClient(cluster, cfg)
 	if err != nil {
 		return err
 	}
@@ -252,6 +250,29 @@ func (m *Manager) remove(name string, mem *member) {
 		delete(m.members, name)
 	}
 	m.mu.Unlock()
+}
+
+// ReachAgentsThrough sets the manager's own configuration for the
+// federation apiserver, through which it reaches agent members.
+func (m *Manager) ReachAgentsThrough(federation *rest.Config) { m.agentsVia = federation }
+
+// config returns how to reach cluster, and an identity that changes when
+// its address or credentials do.
+func (m *Manager) config(cluster *federationv1beta1.Cluster) (*rest.Config, string, error) {
+	if federationv1beta1.IsAgent(cluster) {
+		cfg, err := AgentRESTConfig(m.agentsVia, cluster)
+		return cfg, "agent:" + cluster.Name, err
+	}
+	secret, err := m.secret(cluster)
+	if err != nil {
+		return nil, "", err
+	}
+	identity, err := identityOf(cluster, secret)
+	if err != nil {
+		return nil, "", err
+	}
+	cfg, err := RESTConfig(cluster, secret)
+	return cfg, identity, err
 }
 
 func (m *Manager) secret(cluster *federationv1beta1.Cluster) (*corev1.Secret, error) {
@@ -447,11 +468,8 @@ type Clients struct {
 }
 
 // newClients builds a member's clients.
-func newClients(cluster *federationv1beta1.Cluster, secret *corev1.Secret) (*Clients, error) {
-	cfg, err := RESTConfig(cluster, secret)
-	if err != nil {
-		return nil, err
-	}
+func newClients(cluster *federationv1beta1.Cluster, cfg *rest.Config) (*Clients, error) {
+	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = ClientQPS, ClientBurst
 	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(ClientQPS, ClientBurst)
 	dyn, err := dynamic.NewForConfig(cfg)

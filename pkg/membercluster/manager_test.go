@@ -18,6 +18,7 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
+	"k8s.io/client-go/rest"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	fedfake "github.com/federation-v1/federation/pkg/generated/clientset/versioned/fake"
@@ -76,7 +77,7 @@ func TestManagerFollowsClusterHealth(t *testing.T) {
 	require.NoError(t, metav1.AddMetaToScheme(scheme))
 	memberMetadata := metadatafake.NewSimpleMetadataClient(scheme, secret)
 	made := map[string]int{}
-	m.newClient = func(c *federationv1beta1.Cluster, _ *corev1.Secret) (*Clients, error) {
+	m.newClient = func(c *federationv1beta1.Cluster, _ *rest.Config) (*Clients, error) {
 		made[c.Name]++
 		return &Clients{Dynamic: member, Metadata: memberMetadata}, nil
 	}

@@ -1,6 +1,9 @@
 package processplane
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
 	"os"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -20,6 +23,11 @@ const (
 	adminKey        = "pki/admin.key"
 	controllersCert = "pki/controller-manager.crt"
 	controllersKey  = "pki/controller-manager.key"
+	// The agents CA signs federation agents' client certificates (the
+	// controller manager's --agent-signing-*), which the apiserver trusts
+	// for agents only (--agent-client-ca-file); never the main CA.
+	agentsCACert = "pki/agents-ca.crt"
+	agentsCAKey  = "pki/agents-ca.key"
 	// ControllerManagerKubeconfig is how federation-controller-manager reaches the apiserver.
 	ControllerManagerKubeconfig = "controller-manager.kubeconfig"
 )
@@ -50,6 +58,12 @@ func (p *Plane) createCredentials() error {
 	if err := ca.IssueServing(p.path(servingCert), p.path(servingKey), "federation-apiserver", p.AdvertiseAddress); err != nil {
 		return err
 	}
+	if err := p.ensureServingChain(ca.CertPEM()); err != nil {
+		return err
+	}
+	if err := p.createAgentsCA(); err != nil {
+		return err
+	}
 	if err := ca.IssueClient(p.path(adminCert), p.path(adminKey), adminUser, adminGroup); err != nil {
 		return err
 	}
@@ -57,6 +71,48 @@ func (p *Plane) createCredentials() error {
 		return err
 	}
 	return p.createEtcdCredentials()
+}
+
+// createAgentsCA writes the agents CA.
+func (p *Plane) createAgentsCA() error {
+	ca, err := pki.NewCA("federation-" + p.Name + "-agents-ca")
+	if err != nil {
+		return err
+	}
+	return ca.WriteFiles(p.path(agentsCACert), p.path(agentsCAKey))
+}
+
+// ensureServingChain makes the apiserver's serving certificate file hold
+// its CA after the certificate, so that the apiserver presents the chain:
+// a federation agent learns the CA from it, checked against the pin of
+// kubefed token create (agentcredential.FetchCA).
+func (p *Plane) ensureServingChain(caPEM []byte) error {
+	chain, err := os.ReadFile(p.path(servingCert))
+	if err != nil {
+		return err
+	}
+	if bytes.Contains(chain, bytes.TrimSpace(caPEM)) {
+		return nil
+	}
+	chain = append(bytes.TrimRight(chain, "\n"), '\n')
+	return os.WriteFile(p.path(servingCert), append(chain, caPEM...), 0o600)
+}
+
+// ensureAgentCredentials gives a plane made before agents existed its
+// agents CA, and a serving certificate file that holds the CA.
+func (p *Plane) ensureAgentCredentials() error {
+	if _, err := os.Stat(p.path(agentsCACert)); errors.Is(err, os.ErrNotExist) {
+		if err := p.createAgentsCA(); err != nil {
+			return fmt.Errorf("creating the agents CA: %w", err)
+		}
+	} else if err != nil {
+		return err
+	}
+	ca, err := os.ReadFile(p.path(caCert))
+	if err != nil {
+		return err
+	}
+	return p.ensureServingChain(ca)
 }
 
 // writeControllerManagerKubeconfig writes how the controller manager reaches

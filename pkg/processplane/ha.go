@@ -79,6 +79,7 @@ func haAPIServerArgs(p *Plane, index int) []string {
 		"--tls-cert-file=" + p.path(servingCert),
 		"--tls-private-key-file=" + p.path(servingKey),
 		"--client-ca-file=" + p.path(caCert),
+		"--agent-client-ca-file=" + p.path(agentsCACert),
 	}
 	if servers := joinNonEmpty(p.EtcdServers); servers != "" {
 		args = append(args, "--etcd-servers="+servers)

@@ -49,7 +49,7 @@ func (p *Plane) Kill(instance string) error {
 		return fmt.Errorf("killing %s (pid %d): %w", instance, proc.Pid, err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for proc.Alive() {
+	for proc.Alive() || !localprocess.Exited(proc.Pid) {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%s (pid %d) still runs 10s after SIGKILL", instance, proc.Pid)
 		}

@@ -139,6 +139,9 @@ func (p *Plane) Start(find func(program string) (string, error)) error {
 	if err := p.ensureEtcdClientTLS(); err != nil {
 		return fmt.Errorf("securing the embedded etcd's client port: %w", err)
 	}
+	if err := p.ensureAgentCredentials(); err != nil {
+		return fmt.Errorf("the agents CA of federation %q: %w", p.Name, err)
+	}
 	for _, in := range instancesOf(p) {
 		if p.Processes[in.name].Alive() {
 			continue

@@ -103,6 +103,9 @@ type Plane struct {
 	// (federation-apiserver), NAME-INDEX in an HA plane
 	// (federation-apiserver-1, etcd-0); see Instances.
 	Processes map[string]*localprocess.Process `json:"processes"`
+	// Agents are the arguments of the local agents of members joined with
+	// `kubefed join --connection=agent --agent=local`, by cluster name.
+	Agents map[string][]string `json:"agents,omitempty"`
 	// EncryptionConfig and AuditPolicy are the apiserver's
 	// --encryption-provider-config and --audit-policy-file, relative to
 	// the folder; empty in a plane made before init wrote them, which

@@ -19,7 +19,7 @@ type instance struct {
 }
 
 // instancesOf lists the processes p runs, in start order: etcd, the
-// apiservers, the controller managers, the DNS server.
+// apiservers, the controller managers, the DNS server, the local agents.
 func instancesOf(p *Plane) []instance {
 	var out []instance
 	if p.HA {
@@ -33,7 +33,7 @@ func instancesOf(p *Plane) []instance {
 	if p.DNS != nil {
 		out = append(out, instance{name: DNSServerProgram, program: DNSServerProgram, args: dnsArgs(p)})
 	}
-	return out
+	return append(out, agentInstances(p)...)
 }
 
 // instanceName is the name of the index-th instance of program in an HA
@@ -46,6 +46,8 @@ func controllerManagerArgs(p *Plane, address string) []string {
 	args := []string{
 		"--kubeconfig=" + p.path(ControllerManagerKubeconfig),
 		"--federation-name=" + p.Name,
+		"--agent-signing-cert-file=" + p.path(agentsCACert),
+		"--agent-signing-key-file=" + p.path(agentsCAKey),
 	}
 	args = append(args, controllerManagerServingArgs(p, address)...)
 	if config := p.providerConfig(); config != "" {
@@ -61,6 +63,7 @@ func apiserverArgs(p *Plane) []string {
 		"--tls-cert-file=" + p.path(servingCert),
 		"--tls-private-key-file=" + p.path(servingKey),
 		"--client-ca-file=" + p.path(caCert),
+		"--agent-client-ca-file=" + p.path(agentsCACert),
 		"--data-dir=" + p.path("data"),
 	}
 	if servers := joinNonEmpty(p.EtcdServers); servers != "" {

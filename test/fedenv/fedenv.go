@@ -29,7 +29,7 @@ import (
 )
 
 // planePrograms are the processes of a local plane, for cleaning up.
-var planePrograms = map[string]bool{processplane.APIServer: true, processplane.ControllerManager: true, processplane.DNSServerProgram: true, processplane.EtcdProgram: true}
+var planePrograms = map[string]bool{processplane.APIServer: true, processplane.ControllerManager: true, processplane.DNSServerProgram: true, processplane.EtcdProgram: true, processplane.AgentProgram: true}
 
 // PlanePrograms are the program names of a local plane, for
 // localprocess.FindMentioning.
@@ -39,7 +39,7 @@ func PlanePrograms() map[string]bool { return planePrograms }
 // `make build` does (git describe).
 var Version string
 
-// BuildBinaries builds kubefed, the control plane, federation-dns and etcd
+// BuildBinaries builds kubefed, the control plane, the agent, federation-dns and etcd
 // into dir/bin; kubefed finds the others beside itself.
 func BuildBinaries(dir string) (string, error) {
 	bin := filepath.Join(dir, "bin")
@@ -51,7 +51,8 @@ func BuildBinaries(dir string) (string, error) {
 	build := exec.Command("go", "build", "-ldflags", ldflags, "-o", bin+"/",
 		"github.com/federation-v1/federation/kubefed",
 		"github.com/federation-v1/federation/federation-apiserver",
-		"github.com/federation-v1/federation/federation-controller-manager")
+		"github.com/federation-v1/federation/federation-controller-manager",
+		"github.com/federation-v1/federation/federation-agent")
 	dns := exec.Command("go", "build", "-o", filepath.Join(bin, "federation-dns"), "github.com/federation-v1/federation/dns")
 	// The etcd members of an HA plane (kubefed init --ha), at the version the apiserver embeds.
 	etcd := exec.Command("go", "build", "-o", filepath.Join(bin, processplane.EtcdProgram), "go.etcd.io/etcd/server/v3")

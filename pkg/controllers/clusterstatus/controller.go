@@ -7,7 +7,9 @@ package clusterstatus
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +20,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -30,6 +33,7 @@ import (
 	fedlisters "github.com/federation-v1/federation/pkg/generated/listers/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/queueworker"
+	"github.com/federation-v1/federation/pkg/tunnel/wire"
 )
 
 // Name is the controller's name in --controllers.
@@ -68,6 +72,8 @@ type Controller struct {
 	mu       sync.Mutex
 	trackers map[string]*clusterhealth.Tracker
 	refusals map[string]string
+	// agentsVia reaches agent members (membercluster.AgentRESTConfig).
+	agentsVia *rest.Config
 }
 
 // New wires the controller to its informers. secrets must be limited to the
@@ -211,6 +217,9 @@ func (c *Controller) observe(ctx context.Context, cluster *federationv1beta1.Clu
 	defer func() {
 		clusterMetrics.probeDuration.WithLabelValues(cluster.Name).Observe(time.Since(start).Seconds())
 	}()
+	if federationv1beta1.IsAgent(cluster) {
+		return c.observeAgent(ctx, cluster)
+	}
 	if cluster.Spec.SecretRef == nil || cluster.Spec.SecretRef.Name == "" {
 		return clusterhealth.Observation{Reachable: true, Message: "spec.secretRef names no credentials Secret"}
 	}
@@ -230,6 +239,41 @@ func (c *Controller) observe(ctx context.Context, cluster *federationv1beta1.Clu
 	return clusterhealth.Probe(ctx, cfg, c.opts.Timeout)
 }
 
+// observeAgent probes an agent member through its tunnel, and says whether
+// the tunnel or the member failed when the probe does not get through.
+func (c *Controller) observeAgent(ctx context.Context, cluster *federationv1beta1.Cluster) clusterhealth.Observation {
+	cfg, err := membercluster.AgentRESTConfig(c.agentsVia, cluster)
+	if err != nil {
+		return clusterhealth.Observation{Message: err.Error()}
+	}
+	var failed atomic.Value
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(req)
+			if resp != nil && resp.Header.Get(wire.StatusHeader) != "" {
+				failed.Store(resp.Header.Get(wire.StatusHeader))
+			}
+			return resp, err
+		})
+	})
+	obs := clusterhealth.Probe(ctx, cfg, c.opts.Timeout)
+	switch failed.Load() {
+	case wire.StatusTunnelDown:
+		return clusterhealth.Observation{Reason: ReasonTunnelDown, Message: "the agent holds no tunnel to the federation"}
+	case wire.StatusMemberUnreachable:
+		return clusterhealth.Observation{Reason: ReasonMemberUnreachable, Message: "the agent's tunnel is open, but the agent cannot reach the member's API server"}
+	}
+	return obs
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// ReachAgentsThrough sets the controller manager's own configuration for
+// the federation apiserver, through which agent members are probed.
+func (c *Controller) ReachAgentsThrough(federation *rest.Config) { c.agentsVia = federation }
+
 // recordRefusal records a warning event (reason InvalidCredentials or
 // InvalidServerAddress) when a cluster's credentials or address are
 // refused, once per refusal: the condition says it at the next verdict, and
@@ -243,7 +287,7 @@ func (c *Controller) recordRefusal(ctx context.Context, cluster *federationv1bet
 		c.refusals[cluster.Name] = obs.Message
 	}
 	c.mu.Unlock()
-	if obs.Reason == "" || obs.Message == last {
+	if obs.Reason == "" || obs.Message == last || obs.Reason == ReasonTunnelDown || obs.Reason == ReasonMemberUnreachable {
 		return
 	}
 	c.recorder.Event(cluster, corev1.EventTypeWarning, obs.Reason, obs.Message)

@@ -19,6 +19,11 @@ const (
 	ReasonNotReady     = "ClusterNotReady"
 	ReasonNotReachable = "ClusterNotReachable"
 	ReasonReachable    = "ClusterReachable"
+	// An agent member's tunnel is not open to the federation.
+	ReasonTunnelDown = "TunnelDown"
+	// An agent member's tunnel is open, but its API server did not answer
+	// the agent.
+	ReasonMemberUnreachable = "MemberUnreachable"
 )
 
 // heartbeat is how often the status is written although nothing changed,

@@ -11,6 +11,7 @@ import (
 	rbacv1helpers "k8s.io/kubernetes/pkg/apis/rbac/v1"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	agentcerts "github.com/federation-v1/federation/pkg/controllers/agentcerts/rbac"
 	clusterstatus "github.com/federation-v1/federation/pkg/controllers/clusterstatus/rbac"
 	customresources "github.com/federation-v1/federation/pkg/controllers/customresources/rbac"
 	deploymenthistory "github.com/federation-v1/federation/pkg/controllers/deploymenthistory/rbac"
@@ -30,6 +31,7 @@ func ClusterRules() []rbacv1.PolicyRule {
 		deploymenthistory.ClusterRules(),
 		servicedns.ClusterRules(),
 		clusterstatus.ClusterRules(),
+		agentcerts.ClusterRules(),
 	} {
 		rules = append(rules, of...)
 	}
@@ -55,6 +57,7 @@ func Roles() []Role {
 		{Name: user + ":leader-election", Namespace: ns, Rules: []rbacv1.PolicyRule{
 			rbacv1helpers.NewRule("get", "create", "update").Groups("coordination.k8s.io").Resources("leases").RuleOrDie()}},
 		{Name: user + ":dns-publisher", Namespace: ns, Rules: dnspublisher.SystemNamespaceRules()},
+		{Name: user + ":agent-certificates", Namespace: ns, Rules: agentcerts.SystemNamespaceRules()},
 	}
 }
 

@@ -17,6 +17,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1beta1.Cluster{}.OpenAPIModelName():                              schema_pkg_apis_federation_v1beta1_Cluster(ref),
 		v1beta1.ClusterCondition{}.OpenAPIModelName():                     schema_pkg_apis_federation_v1beta1_ClusterCondition(ref),
 		v1beta1.ClusterList{}.OpenAPIModelName():                          schema_pkg_apis_federation_v1beta1_ClusterList(ref),
+		v1beta1.ClusterProxyOptions{}.OpenAPIModelName():                  schema_pkg_apis_federation_v1beta1_ClusterProxyOptions(ref),
 		v1beta1.ClusterSpec{}.OpenAPIModelName():                          schema_pkg_apis_federation_v1beta1_ClusterSpec(ref),
 		v1beta1.ClusterStatus{}.OpenAPIModelName():                        schema_pkg_apis_federation_v1beta1_ClusterStatus(ref),
 		v1beta1.ServerAddressByClientCIDR{}.OpenAPIModelName():            schema_pkg_apis_federation_v1beta1_ServerAddressByClientCIDR(ref),
@@ -227,6 +228,40 @@ func schema_pkg_apis_federation_v1beta1_ClusterList(ref common.ReferenceCallback
 	}
 }
 
+func schema_pkg_apis_federation_v1beta1_ClusterProxyOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ClusterProxyOptions are the options of a request to a cluster's proxy subresource: the path under the member's API.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"path": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Path is the path of the request at the member's API server.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_pkg_apis_federation_v1beta1_ClusterSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -257,6 +292,13 @@ func schema_pkg_apis_federation_v1beta1_ClusterSpec(ref common.ReferenceCallback
 						SchemaProps: spec.SchemaProps{
 							Description: "SecretRef names the Secret in the federation-system namespace that holds the credentials for the member cluster: key \"kubeconfig\", or keys \"token\" and \"ca.crt\".",
 							Ref:         ref("k8s.io/api/core/v1.LocalObjectReference"),
+						},
+					},
+					"connection": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Connection says how the federation reaches the member: Direct (the default) dials the server address with the Secret's credentials; Agent goes through the tunnel that the federation-agent in the member holds open to the federation, and needs no Secret: the member's credential stays in the member.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},

@@ -70,6 +70,13 @@ func BenchmarkPropagation(b *testing.B) {
 			}
 		})
 	}
+	if scenarios[scenarioAgent] {
+		// Its own federation: a pushed member and an agent member.
+		b.Run(scenarioAgent, func(b *testing.B) { runAgent(b, bin, rep) })
+		if err := rep.write(out); err != nil {
+			b.Errorf("writing %s: %v", out, err)
+		}
+	}
 	if scenarios[scenarioScale] {
 		// The object-count axis starts federations of its own.
 		b.Run(scenarioScale, func(b *testing.B) { runScale(b, bin, rep, out) })

@@ -14,11 +14,12 @@ func TestScaleRunsOnlyWhenAsked(t *testing.T) {
 	def, err := parseScenarios(strings.Join(allScenarios, ","))
 	require.NoError(t, err)
 	assert.False(t, def[scenarioScale], "not in the default list")
+	assert.False(t, def[scenarioAgent], "not in the default list")
 	only, err := parseScenarios("scale")
 	require.NoError(t, err)
 	assert.Equal(t, map[string]bool{scenarioScale: true}, only)
 	_, err = parseScenarios("scales")
-	assert.ErrorContains(t, err, "known: [burst delete steady deployments scale]")
+	assert.ErrorContains(t, err, "known: [burst delete steady deployments scale agent]")
 }
 
 func TestParseObjectCounts(t *testing.T) {

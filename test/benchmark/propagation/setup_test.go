@@ -124,7 +124,11 @@ func requireTools(b *testing.B) {
 
 // setUp starts n member clusters and a local federation joined to all of
 // them; everything stops when b ends.
-func setUp(b *testing.B, bin string, n int) *bench {
+func setUp(b *testing.B, bin string, n int) *bench { return setUpWith(b, bin, n, nil) }
+
+// setUpWith is setUp with extra kubefed join flags for some clusters (an
+// agent member: the reference does not write to those).
+func setUpWith(b *testing.B, bin string, n int, joinFlags map[string][]string) *bench {
 	start := time.Now()
 	u := fedenv.NewUser(b, bin)
 	env := fedenv.WithMembers(b, u, memberenv.DefaultClusters(n, 1))
@@ -135,7 +139,7 @@ func setUp(b *testing.B, bin string, n int) *bench {
 	for i := 1; i <= n; i++ {
 		c := fmt.Sprintf("cluster%d", i)
 		bn.clusters = append(bn.clusters, c)
-		u.MustKubefed("join", c, "--context="+federation)
+		u.MustKubefed(append([]string{"join", c, "--context=" + federation}, joinFlags[c]...)...)
 		want[c] = "Ready"
 	}
 	u.WaitClusterStatus(federation, 3*time.Minute, want)
@@ -163,6 +167,9 @@ func setUp(b *testing.B, bin string, n int) *bench {
 		watch.ContentType = "application/vnd.kubernetes.protobuf"
 		if bn.watchers[c], err = kubernetes.NewForConfig(watch); err != nil {
 			b.Fatal(err)
+		}
+		if joinFlags[c] != nil {
+			continue
 		}
 		ref, err := memberCredentials(fedClusters, bn.fed, c)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 
 // servedNames are the resources `kubectl api-resources -o name` must list.
 var servedNames = []string{
+	"certificatesigningrequests.certificates.k8s.io",
 	"clusterrolebindings.rbac.authorization.k8s.io",
 	"clusterroles.rbac.authorization.k8s.io",
 	"clusters.federation",
@@ -61,6 +62,7 @@ var servedVersions = []string{
 	"autoscaling/v1",
 	"autoscaling/v2",
 	"batch/v1",
+	"certificates.k8s.io/v1",
 	"coordination.k8s.io/v1",
 	"extensions/v1beta1",
 	"federation/v1beta1",

@@ -1,7 +1,10 @@
 package v1beta1
 
 import (
+	"net/url"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/conversion"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -29,7 +32,14 @@ func Resource(resource string) schema.GroupResource {
 
 func addKnownTypes(scheme *runtime.Scheme) error {
 	for _, gv := range []schema.GroupVersion{SchemeGroupVersion, InternalGroupVersion} {
-		scheme.AddKnownTypes(gv, &Cluster{}, &ClusterList{})
+		scheme.AddKnownTypes(gv, &Cluster{}, &ClusterList{}, &ClusterProxyOptions{})
+	}
+	// The proxy's options come from the query and the path of the request.
+	if err := scheme.AddConversionFunc((*url.Values)(nil), (*ClusterProxyOptions)(nil), func(a, b any, _ conversion.Scope) error {
+		b.(*ClusterProxyOptions).Path = (*a.(*url.Values)).Get("path")
+		return nil
+	}); err != nil {
+		return err
 	}
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -26,6 +26,38 @@ type ClusterSpec struct {
 	// "token" and "ca.crt".
 	// +optional
 	SecretRef *corev1.LocalObjectReference `json:"secretRef,omitempty" protobuf:"bytes,2,opt,name=secretRef"`
+	// Connection says how the federation reaches the member: Direct (the
+	// default) dials the server address with the Secret's credentials;
+	// Agent goes through the tunnel that the federation-agent in the
+	// member holds open to the federation, and needs no Secret: the
+	// member's credential stays in the member.
+	// +optional
+	Connection ClusterConnection `json:"connection,omitempty" protobuf:"bytes,3,opt,name=connection,casttype=ClusterConnection"`
+}
+
+// ClusterConnection is how the federation reaches a member.
+type ClusterConnection string
+
+const (
+	// ConnectionDirect: the federation dials the member's API server.
+	ConnectionDirect ClusterConnection = "Direct"
+	// ConnectionAgent: the member's agent dials out to the federation and
+	// the federation reaches the member through the agent's tunnel.
+	ConnectionAgent ClusterConnection = "Agent"
+)
+
+// IsAgent reports whether the federation reaches cluster through an agent.
+func IsAgent(cluster *Cluster) bool { return cluster.Spec.Connection == ConnectionAgent }
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// ClusterProxyOptions are the options of a request to a cluster's proxy
+// subresource: the path under the member's API.
+type ClusterProxyOptions struct {
+	metav1.TypeMeta `json:",inline"`
+	// Path is the path of the request at the member's API server.
+	// +optional
+	Path string `json:"path,omitempty" protobuf:"bytes,1,opt,name=path"`
 }
 
 // ClusterConditionType is the type of a condition of a Cluster.

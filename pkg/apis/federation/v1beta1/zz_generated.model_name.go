@@ -21,6 +21,11 @@ func (in ClusterList) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ClusterProxyOptions) OpenAPIModelName() string {
+	return "com.github.federation-v1.federation.pkg.apis.federation.v1beta1.ClusterProxyOptions"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ClusterSpec) OpenAPIModelName() string {
 	return "com.github.federation-v1.federation.pkg.apis.federation.v1beta1.ClusterSpec"
 }

@@ -73,6 +73,17 @@ func ValidateClusterSpec(spec *federationv1beta1.ClusterSpec, fldPath *field.Pat
 		}
 		allErrs = append(allErrs, validateServerAddress(addr.ServerAddress, idxPath.Child("serverAddress"))...)
 	}
+	switch spec.Connection {
+	case "", federationv1beta1.ConnectionDirect:
+	case federationv1beta1.ConnectionAgent:
+		if spec.SecretRef != nil {
+			allErrs = append(allErrs, field.Forbidden(fldPath.Child("secretRef"),
+				"a cluster reached through its agent (connection: Agent) keeps its credential in the member: the federation stores none"))
+		}
+	default:
+		allErrs = append(allErrs, field.NotSupported(fldPath.Child("connection"), spec.Connection,
+			[]string{string(federationv1beta1.ConnectionDirect), string(federationv1beta1.ConnectionAgent)}))
+	}
 	if spec.SecretRef != nil {
 		namePath := fldPath.Child("secretRef", "name")
 		if spec.SecretRef.Name == "" {

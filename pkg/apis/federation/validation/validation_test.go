@@ -53,6 +53,11 @@ func TestValidateCluster(t *testing.T) {
 				federationv1beta1.ServerAddressByClientCIDR{ClientCIDR: "10.0.0.0/8", ServerAddress: "https://10.0.0.1/any/path"})
 		}, fields: []string{"spec.serverAddressByClientCIDRs[1].serverAddress"}},
 		{name: "empty secret name", mutate: func(c *federationv1beta1.Cluster) { c.Spec.SecretRef.Name = "" }, fields: []string{"spec.secretRef.name"}},
+		{name: "agent without secretRef", mutate: func(c *federationv1beta1.Cluster) {
+			c.Spec.Connection, c.Spec.SecretRef = federationv1beta1.ConnectionAgent, nil
+		}},
+		{name: "agent with a secretRef", mutate: func(c *federationv1beta1.Cluster) { c.Spec.Connection = federationv1beta1.ConnectionAgent }, fields: []string{"spec.secretRef"}},
+		{name: "unknown connection", mutate: func(c *federationv1beta1.Cluster) { c.Spec.Connection = "Carrier-Pigeon" }, fields: []string{"spec.connection"}},
 		{name: "bad secret name", mutate: func(c *federationv1beta1.Cluster) { c.Spec.SecretRef.Name = "Bad_Name" }, fields: []string{"spec.secretRef.name"}},
 	}
 	for _, c := range cases {

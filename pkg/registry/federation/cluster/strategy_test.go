@@ -82,8 +82,13 @@ func TestTableConvertor(t *testing.T) {
 	for _, col := range table.ColumnDefinitions {
 		names = append(names, col.Name)
 	}
-	assert.Equal(t, []string{"Name", "Status", "Zones", "Region", "Age"}, names)
-	assert.Equal(t, []interface{}{"c1", "Ready", "z1,z2", "r1"}, table.Rows[0].Cells[:4])
+	assert.Equal(t, []string{"Name", "Status", "Zones", "Region", "Connection", "Age"}, names)
+	assert.Equal(t, []interface{}{"c1", "Ready", "z1,z2", "r1", "Direct"}, table.Rows[0].Cells[:5])
+
+	c.Spec.Connection = federationv1beta1.ConnectionAgent
+	table, err = TableConvertor{}.ConvertToTable(context.Background(), c, nil)
+	assert.NoError(t, err)
+	assert.Equal(t, "Agent", table.Rows[0].Cells[4])
 
 	_, err = TableConvertor{}.ConvertToTable(context.Background(), &metav1.Status{}, nil)
 	assert.Error(t, err)

@@ -14,7 +14,7 @@ import (
 )
 
 // TableConvertor prints Clusters for `kubectl get`: NAME, STATUS
-// (Ready/NotReady/Offline/Unknown), ZONES, REGION, AGE.
+// (Ready/NotReady/Offline/Unknown), ZONES, REGION, CONNECTION, AGE.
 type TableConvertor struct{}
 
 var columns = []metav1.TableColumnDefinition{
@@ -22,6 +22,7 @@ var columns = []metav1.TableColumnDefinition{
 	{Name: "Status", Type: "string", Description: "Ready when the member answers its readiness probe, NotReady when it does not, Offline when it cannot be reached."},
 	{Name: "Zones", Type: "string", Description: "Zones of the member's nodes."},
 	{Name: "Region", Type: "string", Description: "Region of the member's nodes."},
+	{Name: "Connection", Type: "string", Description: "How the federation reaches the member: Direct (it dials the member) or Agent (through the tunnel the member's agent holds open)."},
 	{Name: "Age", Type: "string", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]},
 }
 
@@ -53,8 +54,12 @@ func (TableConvertor) ConvertToTable(_ context.Context, obj runtime.Object, _ ru
 		if region == "" {
 			region = "<none>"
 		}
+		connection := c.Spec.Connection
+		if connection == "" {
+			connection = federationv1beta1.ConnectionDirect
+		}
 		table.Rows = append(table.Rows, metav1.TableRow{
-			Cells:  []interface{}{c.Name, Status(c), zones, region, age(c.CreationTimestamp)},
+			Cells:  []interface{}{c.Name, Status(c), zones, region, string(connection), age(c.CreationTimestamp)},
 			Object: runtime.RawExtension{Object: c},
 		})
 	}

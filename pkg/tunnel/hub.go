@@ -1,0 +1,214 @@
+// Package tunnel is the federation apiserver's end of the agents' tunnels:
+// an agent in a member the federation cannot dial opens a websocket to its
+// Cluster's tunnel subresource, and the federation's requests to that
+// member go back through it (rancher/remotedialer multiplexes them). The
+// agent, not the federation, holds the member's credential: what comes out
+// of the tunnel is plain HTTP that the agent sends on to its member's API
+// server with its own identity.
+package tunnel
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/rancher/remotedialer"
+	"github.com/sirupsen/logrus"
+	"k8s.io/klog/v2"
+
+	"github.com/federation-v1/federation/pkg/tunnel/wire"
+)
+
+// sweepPeriod is how often the hub closes the tunnels of clusters that
+// were deleted or no longer use an agent.
+const sweepPeriod = 5 * time.Second
+
+// StillAgent says whether the named cluster exists and is reached through
+// an agent; the hub closes the tunnels of those that are not.
+type StillAgent func(ctx context.Context, cluster string) (bool, error)
+
+// Hub holds the tunnels open to this apiserver, one set per cluster.
+type Hub struct {
+	server *remotedialer.Server
+
+	mu sync.Mutex
+	// conns are the hijacked connections of each cluster's tunnels, so
+	// that unjoining can cut them at once (remotedialer has no call for it).
+	conns map[string]map[net.Conn]time.Time
+	// transports pool each cluster's connections through its tunnel.
+	transports map[string]*http.Transport
+	stillAgent StillAgent
+}
+
+type clusterKey struct{}
+
+// NewHub returns a hub; Run sweeps it.
+func NewHub() *Hub {
+	// remotedialer logs every connection at info through logrus.
+	logrus.SetLevel(logrus.WarnLevel)
+	h := &Hub{conns: map[string]map[net.Conn]time.Time{}, transports: map[string]*http.Transport{}}
+	h.server = remotedialer.New(func(req *http.Request) (string, bool, error) {
+		// Connect has authenticated and authorized the request and put
+		// the cluster's name in its context.
+		name, ok := req.Context().Value(clusterKey{}).(string)
+		return name, ok && name != "", nil
+	}, func(rw http.ResponseWriter, _ *http.Request, code int, err error) {
+		http.Error(rw, err.Error(), code)
+	})
+	return h
+}
+
+// ServeTunnel upgrades an agent's request to cluster's tunnel. The caller
+// has checked that the request comes from that cluster's agent.
+func (h *Hub) ServeTunnel(cluster string, w http.ResponseWriter, r *http.Request) {
+	r = r.WithContext(context.WithValue(r.Context(), clusterKey{}, cluster))
+	tunnelMetrics.connects.WithLabelValues(cluster).Inc()
+	h.server.ServeHTTP(&recordingWriter{ResponseWriter: w, hub: h, cluster: cluster}, r)
+	h.forget(cluster, nil)
+	klog.V(2).InfoS("An agent's tunnel closed", "cluster", cluster)
+}
+
+// Connected reports whether cluster's agent holds a tunnel to this apiserver.
+func (h *Hub) Connected(cluster string) bool { return h.server.HasSession(cluster) }
+
+// Dial opens a connection to cluster's member API through its tunnel.
+func (h *Hub) Dial(ctx context.Context, cluster string) (net.Conn, error) {
+	conn, err := h.server.Dialer(cluster)(ctx, "tcp", wire.MemberAddress)
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{Conn: conn, cluster: cluster}, nil
+}
+
+// Close cuts every tunnel of cluster.
+func (h *Hub) Close(cluster string) {
+	h.mu.Lock()
+	conns := h.conns[cluster]
+	delete(h.conns, cluster)
+	if t := h.transports[cluster]; t != nil {
+		t.CloseIdleConnections()
+	}
+	h.mu.Unlock()
+	for c := range conns {
+		_ = c.Close()
+	}
+	tunnelMetrics.open.WithLabelValues(cluster).Set(0)
+}
+
+// CheckWith sets how Run learns which clusters are gone.
+func (h *Hub) CheckWith(stillAgent StillAgent) { h.stillAgent = stillAgent }
+
+// Run closes, until ctx ends, the tunnels of clusters that the CheckWith
+// function says are gone.
+func (h *Hub) Run(ctx context.Context) {
+	stillAgent := h.stillAgent
+	if stillAgent == nil {
+		return
+	}
+	t := time.NewTicker(sweepPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		var names []string
+		for name := range h.conns {
+			names = append(names, name)
+		}
+		h.mu.Unlock()
+		for _, name := range names {
+			if ok, err := stillAgent(ctx, name); err == nil && !ok {
+				klog.InfoS("Closing the tunnel of a cluster that is gone or no longer uses an agent", "cluster", name)
+				h.Close(name)
+			}
+		}
+	}
+}
+
+func (h *Hub) remember(cluster string, c net.Conn) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.conns[cluster] == nil {
+		h.conns[cluster] = map[net.Conn]time.Time{}
+	}
+	h.conns[cluster][c] = time.Now()
+	tunnelMetrics.open.WithLabelValues(cluster).Set(float64(len(h.conns[cluster])))
+}
+
+// forget drops c (or, with nil, the closed connections) of cluster.
+func (h *Hub) forget(cluster string, c net.Conn) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c != nil {
+		delete(h.conns[cluster], c)
+	}
+	if !h.server.HasSession(cluster) {
+		delete(h.conns, cluster)
+	}
+	tunnelMetrics.open.WithLabelValues(cluster).Set(float64(len(h.conns[cluster])))
+}
+
+// recordingWriter keeps the connection remotedialer hijacks for the
+// websocket, so that the hub can close it.
+type recordingWriter struct {
+	http.ResponseWriter
+	hub     *Hub
+	cluster string
+}
+
+func (w *recordingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := w.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("the connection cannot be taken over for a websocket")
+	}
+	conn, rw, err := hj.Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	w.hub.remember(w.cluster, conn)
+	return &forgettingConn{Conn: conn, hub: w.hub, cluster: w.cluster}, rw, nil
+}
+
+type forgettingConn struct {
+	net.Conn
+	hub     *Hub
+	cluster string
+	once    sync.Once
+}
+
+func (c *forgettingConn) Close() error {
+	c.once.Do(func() { c.hub.forget(c.cluster, c.Conn) })
+	return c.Conn.Close()
+}
+
+// countingConn counts the bytes of a member connection in the metrics.
+type countingConn struct {
+	net.Conn
+	cluster string
+}
+
+func (c countingConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	tunnelMetrics.bytes.WithLabelValues(c.cluster, "received").Add(float64(n))
+	return n, err
+}
+
+func (c countingConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	tunnelMetrics.bytes.WithLabelValues(c.cluster, "sent").Add(float64(n))
+	return n, err
+}
+
+// errNoTunnel is the answer to a request for a member whose agent holds no
+// tunnel here.
+func errNoTunnel(cluster string) error {
+	return fmt.Errorf("cluster %s: its agent holds no tunnel to this federation apiserver", cluster)
+}

@@ -1,0 +1,167 @@
+package tunnel
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/rest"
+
+	"github.com/federation-v1/federation/pkg/agent"
+	"github.com/federation-v1/federation/pkg/tunnel/wire"
+)
+
+// federation is a TLS server with a hub behind the tunnel and proxy paths,
+// as the federation apiserver's Connecters route them (without their
+// authentication, which the e2e tests cover).
+func federation(t *testing.T, hub *Hub, cluster string) *httptest.Server {
+	mux := http.NewServeMux()
+	mux.HandleFunc(wire.TunnelPath(cluster), func(w http.ResponseWriter, r *http.Request) { hub.ServeTunnel(cluster, w, r) })
+	mux.HandleFunc(wire.ProxyPath(cluster)+"/", func(w http.ResponseWriter, r *http.Request) {
+		hub.ServeProxy(cluster, strings.TrimPrefix(r.URL.Path, wire.ProxyPath(cluster)), w, r)
+	})
+	srv := httptest.NewTLSServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// member answers with what it received: the path, the query and the
+// credentials, and streams /stream line by line.
+func member(t *testing.T) *httptest.Server {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/stream" {
+			flusher := w.(http.Flusher)
+			for i := range 3 {
+				_, _ = io.WriteString(w, "event "+string(rune('0'+i))+"\n")
+				flusher.Flush()
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+			return
+		}
+		w.Header().Set("X-Seen-Authorization", r.Header.Get("Authorization"))
+		w.Header().Set("X-Seen-Impersonate-User", r.Header.Get("Impersonate-User"))
+		_, _ = io.WriteString(w, r.URL.Path+"?"+r.URL.RawQuery)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func startAgent(t *testing.T, ctx context.Context, fed, mem *httptest.Server, cluster string) {
+	cfg := agent.Config{
+		Cluster:    cluster,
+		Federation: []string{fed.URL},
+		TLS:        func() *tls.Config { return &tls.Config{RootCAs: pool(fed)} },
+		Member: &rest.Config{Host: mem.URL, BearerToken: "agent-token",
+			TLSClientConfig: rest.TLSClientConfig{Insecure: true}},
+		MaxBackoff: 200 * time.Millisecond,
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		assert.NoError(t, agent.Run(ctx, cfg))
+	}()
+	t.Cleanup(func() { <-done })
+}
+
+func pool(srv *httptest.Server) *x509.CertPool {
+	return srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+}
+
+func waitConnected(t *testing.T, hub *Hub, cluster string, want bool) {
+	t.Helper()
+	require.Eventually(t, func() bool { return hub.Connected(cluster) == want }, 10*time.Second, 10*time.Millisecond)
+}
+
+func TestTheFederationReachesTheMemberThroughTheAgentAsTheAgent(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hub := NewHub()
+	fed, mem := federation(t, hub, "c1"), member(t)
+
+	client := fed.Client()
+	get := func(path string, header http.Header) *http.Response {
+		req, err := http.NewRequest(http.MethodGet, fed.URL+wire.ProxyPath("c1")+path, nil)
+		require.NoError(t, err)
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+
+	resp := get("/api/v1/namespaces", nil)
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "no agent yet")
+	assert.Equal(t, wire.StatusTunnelDown, resp.Header.Get(wire.StatusHeader))
+
+	startAgent(t, ctx, fed, mem, "c1")
+	waitConnected(t, hub, "c1", true)
+
+	resp = get("/api/v1/namespaces?limit=5", http.Header{"Authorization": {"Bearer federation-secret"}, "Impersonate-User": {"admin"}})
+	body, _ := io.ReadAll(resp.Body)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "/api/v1/namespaces?limit=5", string(body))
+	assert.Equal(t, "Bearer agent-token", resp.Header.Get("X-Seen-Authorization"), "the member sees the agent, never the caller's credential")
+	assert.Empty(t, resp.Header.Get("X-Seen-Impersonate-User"), "no impersonation goes through")
+
+	// A stream reaches the caller line by line, before it ends.
+	resp = get("/stream", nil)
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "event 0\n", line)
+
+	// The member gone: the agent answers, and says so.
+	mem.Close()
+	resp = get("/api/v1/namespaces", nil)
+	assert.Equal(t, http.StatusBadGateway, resp.StatusCode)
+	assert.Equal(t, wire.StatusMemberUnreachable, resp.Header.Get(wire.StatusHeader))
+
+	// Unjoined: the hub cuts the tunnel at once; the agent dials again.
+	hub.Close("c1")
+	waitConnected(t, hub, "c1", false)
+	waitConnected(t, hub, "c1", true)
+}
+
+func TestTheAgentDialsNothingButItsMember(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hub := NewHub()
+	fed, mem := federation(t, hub, "c1"), member(t)
+	startAgent(t, ctx, fed, mem, "c1")
+	waitConnected(t, hub, "c1", true)
+
+	// Asked for any other address, the agent refuses: remotedialer then
+	// drops the whole tunnel, and the agent dials the federation again.
+	// remotedialer connects asynchronously: a refusal shows on the first read.
+	other, err := hub.server.Dialer("c1")(ctx, "tcp", mem.Listener.Addr().String())
+	require.NoError(t, err)
+	defer other.Close()
+	_, _ = io.WriteString(other, "GET / HTTP/1.1\r\nHost: member\r\n\r\n")
+	_ = other.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err = other.Read(make([]byte, 1))
+	require.Error(t, err, "an address other than the member's API through the agent's proxy")
+	assert.Contains(t, err.Error(), "tunnel disconnect")
+
+	waitConnected(t, hub, "c1", true)
+	conn, err := hub.Dial(ctx, "c1")
+	require.NoError(t, err)
+	defer conn.Close()
+	_, _ = io.WriteString(conn, "GET /x HTTP/1.1\r\nHost: member\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}

@@ -1,0 +1,48 @@
+// Package wire is what the federation's end of an agent tunnel (package
+// tunnel) and the agent's end (package agent) agree on: the paths, the one
+// address asked for through a tunnel, and the header that says who failed
+// to answer a proxied request.
+package wire
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// MemberAddress is the only address the federation asks an agent to dial
+// through a tunnel: the agent answers it with its proxy to the member's
+// API server and refuses every other address.
+const MemberAddress = "member-api:443"
+
+// StatusHeader tells who answered a proxied request that did not reach the
+// member: the federation when no tunnel is open (TunnelDown), the agent
+// when the member's API server did not answer (MemberUnreachable).
+const (
+	StatusHeader            = "X-Federation-Tunnel"
+	StatusTunnelDown        = "TunnelDown"
+	StatusMemberUnreachable = "MemberUnreachable"
+)
+
+const clustersPath = "/apis/federation/v1beta1/clusters/"
+
+// TunnelPath is the path of cluster's tunnel subresource, which its agent
+// opens as a websocket.
+func TunnelPath(cluster string) string { return clustersPath + url.PathEscape(cluster) + "/tunnel" }
+
+// ProxyPath is the base path, at the federation apiserver, of cluster's
+// member API through its agent's tunnel.
+func ProxyPath(cluster string) string { return clustersPath + url.PathEscape(cluster) + "/proxy" }
+
+// DropCredentials removes from a request going through a tunnel whatever
+// would carry its sender's identity, or ask for another: the agent acts in
+// the member as itself, whoever asked.
+func DropCredentials(header http.Header) {
+	for name := range header {
+		lower := strings.ToLower(name)
+		if lower == "authorization" || lower == "cookie" || lower == "proxy-authorization" ||
+			strings.HasPrefix(lower, "impersonate-") || strings.HasPrefix(lower, "x-remote-") {
+			header.Del(name)
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package agent_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/federation-v1/federation/pkg/pki"
+	"github.com/federation-v1/federation/pkg/poll"
+	"github.com/federation-v1/federation/test/fedenv"
+)
+
+// refusals: what a tenant, an agent's own credential and a stale token
+// try, and the federation refuses. Each step fails if its hole reopens.
+func refusals(t *testing.T, u *fedenv.User, f fedenv.Fixture) {
+	ctx := context.Background()
+	f.Kubectl("create", "namespace", "team-a")
+	f.Kubectl("create", "rolebinding", "tenant-edit", "--clusterrole=edit", "--user=tenant", "--namespace=team-a")
+	addUser(t, u, "tenant")
+	tunnel2 := "/apis/federation/v1beta1/clusters/cluster2/tunnel"
+	proxy2 := "/apis/federation/v1beta1/clusters/cluster2/proxy/api/v1/namespaces"
+
+	t.Run("a tenant opens no tunnel, reaches no member through one, and mints no token", func(t *testing.T) {
+		for _, path := range []string{tunnel2, proxy2} {
+			out, err := u.Kubectl().Run(ctx, "--context=tenant", "get", "--raw", path)
+			require.Error(t, err, path)
+			assert.Contains(t, out+err.Error(), "Forbidden", path)
+		}
+		out, err := u.Kubefed("token", "create", "cluster9", "--context=tenant")
+		require.Error(t, err)
+		assert.Contains(t, out, "forbidden")
+	})
+
+	agent := agentClient(t, u, "cluster2")
+	t.Run("an agent's credential opens only its own tunnel and reads nothing", func(t *testing.T) {
+		for _, path := range []string{
+			"/apis/federation/v1beta1/clusters/cluster1/tunnel", // another cluster's tunnel
+			proxy2,                                  // the proxy is the federation's, not the agent's
+			"/apis/federation/v1beta1/clusters",     // the clusters
+			"/api/v1/namespaces/default/configmaps", // anything else
+			"/api/v1/namespaces/federation-system/secrets",
+		} {
+			err := agent.Discovery().RESTClient().Get().AbsPath(path).Do(ctx).Error()
+			assert.True(t, apierrors.IsForbidden(err), "%s: %v", path, err)
+		}
+	})
+
+	t.Run("an agent's credential registers no second cluster", func(t *testing.T) {
+		csr, err := agent.CertificatesV1().CertificateSigningRequests().Create(ctx, agentCSR(t, "cluster9"), metav1.CreateOptions{})
+		require.NoError(t, err, "an agent may ask for certificates: its own renewals")
+		require.NoError(t, poll.Until(ctx, 30*time.Second, "the request for cluster9 denied", func(ctx context.Context) error {
+			conditions := f.Kubectl("get", "csr", csr.Name, "-o", "jsonpath={.status.conditions[*].type}")
+			switch {
+			case strings.Contains(conditions, "Approved"):
+				return poll.Abort(fmt.Errorf("approved: %s", conditions))
+			case strings.Contains(conditions, "Denied"):
+				return nil
+			}
+			return fmt.Errorf("conditions %q", conditions)
+		}))
+	})
+
+	t.Run("an expired token is refused with a clear error", func(t *testing.T) {
+		out := u.MustKubefed("token", "create", "cluster4", "--context=fed", "--ttl=1s")
+		line := strings.Fields(regexpRegister.FindString(out))
+		require.NotEmpty(t, line, out)
+		require.NoError(t, poll.Until(ctx, 20*time.Second, "the token to expire", func(context.Context) error {
+			out, err := u.Kubefed(append(line[1:], "--data-dir="+t.TempDir())...)
+			if err == nil || !strings.Contains(out, "unknown, expired or already used") {
+				return fmt.Errorf("register: %v %s", err, out)
+			}
+			return nil
+		}))
+	})
+}
+
+var regexpRegister = regexp.MustCompile(`kubefed register .*`)
+
+// addUser gives the user a client certificate of the federation's CA and a
+// kubeconfig context of its name.
+func addUser(t *testing.T, u *fedenv.User, user string) {
+	t.Helper()
+	plane := u.PlaneDir("fed")
+	ca, err := pki.LoadCA(filepath.Join(plane, "pki", "ca.crt"), filepath.Join(plane, "pki", "ca.key"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	cert, key := filepath.Join(dir, user+".crt"), filepath.Join(dir, user+".key")
+	require.NoError(t, ca.IssueClient(cert, key, user))
+	cfg, err := clientcmd.LoadFromFile(u.Kubeconfig)
+	require.NoError(t, err)
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificate: cert, ClientKey: key}
+	cfg.Contexts[user] = &clientcmdapi.Context{Cluster: cfg.Contexts["fed"].Cluster, AuthInfo: user}
+	require.NoError(t, clientcmd.WriteToFile(*cfg, u.Kubeconfig))
+}
+
+// agentClient reaches the federation with the certificate the agent of
+// cluster (a local agent of the plane) got for itself.
+func agentClient(t *testing.T, u *fedenv.User, cluster string) kubernetes.Interface {
+	t.Helper()
+	plane := u.Plane("fed")
+	pem := filepath.Join(plane.AgentDir(cluster), "pki", "federation-agent-client-current.pem")
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: plane.Server, TLSClientConfig: rest.TLSClientConfig{
+		CertFile: pem, KeyFile: pem, CAFile: filepath.Join(u.PlaneDir("fed"), "pki", "ca.crt")}})
+	require.NoError(t, err)
+	return client
+}
+
+// agentCSR asks for the client certificate of cluster's agent.
+func agentCSR(t *testing.T, cluster string) *certificatesv1.CertificateSigningRequest {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
+		Subject: pkix.Name{CommonName: "system:federation:agent:" + cluster, Organization: []string{"system:federation:agents"}},
+	}, key)
+	require.NoError(t, err)
+	return &certificatesv1.CertificateSigningRequest{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"},
+		Spec: certificatesv1.CertificateSigningRequestSpec{
+			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+			SignerName: certificatesv1.KubeAPIServerClientSignerName,
+			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth},
+		},
+	}
+}
