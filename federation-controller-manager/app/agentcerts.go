@@ -52,7 +52,7 @@ func startAgentCerts(ctx context.Context, cc *ControllerContext) (func(context.C
 	if err != nil {
 		return nil, err
 	}
-	c, err := agentcerts.New(cc.KubeClient, cc.KubeInformers.Certificates().V1().CertificateSigningRequests(),
+	c, err := agentcerts.New(cc.KubeClient, cc.FedClient, cc.KubeInformers.Certificates().V1().CertificateSigningRequests(),
 		cc.SystemInformers.Core().V1().Secrets(), signer)
 	if err != nil {
 		return nil, err

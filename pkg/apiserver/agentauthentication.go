@@ -55,6 +55,9 @@ func agentUser(chain []*x509.Certificate) (*authenticator.Response, bool, error)
 	return &authenticator.Response{User: &user.DefaultInfo{
 		Name:   cn,
 		Groups: []string{federationv1beta1.AgentGroup},
+		// The tunnel takes only the certificates issued for the current
+		// Cluster of that name (federationv1beta1.AgentCertificateBound).
+		Extra: map[string][]string{federationv1beta1.AgentSerialExtra: {chain[0].SerialNumber.Text(16)}},
 	}}, true, nil
 }
 

@@ -144,7 +144,7 @@ func clusterStores(getter generic.RESTOptionsGetter, hub *tunnel.Hub) (map[strin
 		return nil, err
 	}
 	tunnels, proxy := clusterstore.NewConnecters(clusters, hub)
-	hub.CheckWith(func(ctx context.Context, name string) (bool, error) {
+	hub.CheckWith(func(ctx context.Context, name, serial string) (bool, error) {
 		obj, err := clusters.Get(ctx, name, &metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return false, nil
@@ -152,7 +152,8 @@ func clusterStores(getter generic.RESTOptionsGetter, hub *tunnel.Hub) (map[strin
 		if err != nil {
 			return false, err
 		}
-		return federationv1beta1.IsAgent(obj.(*federationv1beta1.Cluster)), nil
+		cluster := obj.(*federationv1beta1.Cluster)
+		return federationv1beta1.IsAgent(cluster) && federationv1beta1.AgentCertificateBound(cluster, serial), nil
 	})
 	return map[string]rest.Storage{"clusters": clusters, "clusters/status": status, "clusters/tunnel": tunnels, "clusters/proxy": proxy}, nil
 }

@@ -28,9 +28,10 @@ import (
 // were deleted or no longer use an agent.
 const sweepPeriod = 5 * time.Second
 
-// StillAgent says whether the named cluster exists and is reached through
-// an agent; the hub closes the tunnels of those that are not.
-type StillAgent func(ctx context.Context, cluster string) (bool, error)
+// StillAgent says whether the named cluster exists, is reached through an
+// agent, and still takes the agent certificate of serial; the hub closes
+// the tunnels for which it does not.
+type StillAgent func(ctx context.Context, cluster, serial string) (bool, error)
 
 // Hub holds the tunnels open to this apiserver, one set per cluster.
 type Hub struct {
@@ -39,7 +40,7 @@ type Hub struct {
 	mu sync.Mutex
 	// conns are the hijacked connections of each cluster's tunnels, so
 	// that unjoining can cut them at once (remotedialer has no call for it).
-	conns map[string]map[net.Conn]time.Time
+	conns map[string]map[net.Conn]string
 	// transports pool each cluster's connections through its tunnel.
 	transports map[string]*http.Transport
 	stillAgent StillAgent
@@ -51,7 +52,7 @@ type clusterKey struct{}
 func NewHub() *Hub {
 	// remotedialer logs every connection at info through logrus.
 	logrus.SetLevel(logrus.WarnLevel)
-	h := &Hub{conns: map[string]map[net.Conn]time.Time{}, transports: map[string]*http.Transport{}}
+	h := &Hub{conns: map[string]map[net.Conn]string{}, transports: map[string]*http.Transport{}}
 	h.server = remotedialer.New(func(req *http.Request) (string, bool, error) {
 		// Connect has authenticated and authorized the request and put
 		// the cluster's name in its context.
@@ -64,11 +65,12 @@ func NewHub() *Hub {
 }
 
 // ServeTunnel upgrades an agent's request to cluster's tunnel. The caller
-// has checked that the request comes from that cluster's agent.
-func (h *Hub) ServeTunnel(cluster string, w http.ResponseWriter, r *http.Request) {
+// has checked that the request comes from that cluster's agent, with the
+// certificate of serial.
+func (h *Hub) ServeTunnel(cluster, serial string, w http.ResponseWriter, r *http.Request) {
 	r = r.WithContext(context.WithValue(r.Context(), clusterKey{}, cluster))
 	tunnelMetrics.connects.WithLabelValues(cluster).Inc()
-	h.server.ServeHTTP(&recordingWriter{ResponseWriter: w, hub: h, cluster: cluster}, r)
+	h.server.ServeHTTP(&recordingWriter{ResponseWriter: w, hub: h, cluster: cluster, serial: serial}, r)
 	h.forget(cluster, nil)
 	klog.V(2).InfoS("An agent's tunnel closed", "cluster", cluster)
 }
@@ -103,8 +105,8 @@ func (h *Hub) Close(cluster string) {
 // CheckWith sets how Run learns which clusters are gone.
 func (h *Hub) CheckWith(stillAgent StillAgent) { h.stillAgent = stillAgent }
 
-// Run closes, until ctx ends, the tunnels of clusters that the CheckWith
-// function says are gone.
+// Run closes, until ctx ends, the tunnels that the CheckWith function says
+// are no longer their cluster's.
 func (h *Hub) Run(ctx context.Context) {
 	stillAgent := h.stillAgent
 	if stillAgent == nil {
@@ -118,28 +120,31 @@ func (h *Hub) Run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		type tunnel struct{ cluster, serial string }
 		h.mu.Lock()
-		var names []string
-		for name := range h.conns {
-			names = append(names, name)
+		var open []tunnel
+		for name, conns := range h.conns {
+			for _, serial := range conns {
+				open = append(open, tunnel{name, serial})
+			}
 		}
 		h.mu.Unlock()
-		for _, name := range names {
-			if ok, err := stillAgent(ctx, name); err == nil && !ok {
-				klog.InfoS("Closing the tunnel of a cluster that is gone or no longer uses an agent", "cluster", name)
-				h.Close(name)
+		for _, tun := range open {
+			if ok, err := stillAgent(ctx, tun.cluster, tun.serial); err == nil && !ok {
+				klog.InfoS("Closing the tunnel of a cluster that is gone, no longer uses an agent, or no longer takes the agent's certificate", "cluster", tun.cluster)
+				h.Close(tun.cluster)
 			}
 		}
 	}
 }
 
-func (h *Hub) remember(cluster string, c net.Conn) {
+func (h *Hub) remember(cluster, serial string, c net.Conn) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.conns[cluster] == nil {
-		h.conns[cluster] = map[net.Conn]time.Time{}
+		h.conns[cluster] = map[net.Conn]string{}
 	}
-	h.conns[cluster][c] = time.Now()
+	h.conns[cluster][c] = serial
 	tunnelMetrics.open.WithLabelValues(cluster).Set(float64(len(h.conns[cluster])))
 }
 
@@ -160,8 +165,8 @@ func (h *Hub) forget(cluster string, c net.Conn) {
 // websocket, so that the hub can close it.
 type recordingWriter struct {
 	http.ResponseWriter
-	hub     *Hub
-	cluster string
+	hub             *Hub
+	cluster, serial string
 }
 
 func (w *recordingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
@@ -173,7 +178,7 @@ func (w *recordingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	w.hub.remember(w.cluster, conn)
+	w.hub.remember(w.cluster, w.serial, conn)
 	return &forgettingConn{Conn: conn, hub: w.hub, cluster: w.cluster}, rw, nil
 }
 

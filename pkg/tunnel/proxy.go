@@ -32,6 +32,9 @@ func (h *Hub) ServeProxy(cluster, path string, w http.ResponseWriter, r *http.Re
 	wire.DropCredentials(out.Header)
 	handler := proxy.NewUpgradeAwareHandler(location, h.transport(cluster), false, false, errorResponder{cluster: cluster})
 	handler.UseLocationHost = true
+	// A member's redirect would send the caller, with its federation
+	// credential, wherever the member says.
+	handler.RejectForwardingRedirects = true
 	// Watches must reach the caller as the member sends them.
 	handler.FlushInterval = -1
 	handler.ServeHTTP(w, out)

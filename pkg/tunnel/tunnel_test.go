@@ -25,7 +25,7 @@ import (
 // authentication, which the e2e tests cover).
 func federation(t *testing.T, hub *Hub, cluster string) *httptest.Server {
 	mux := http.NewServeMux()
-	mux.HandleFunc(wire.TunnelPath(cluster), func(w http.ResponseWriter, r *http.Request) { hub.ServeTunnel(cluster, w, r) })
+	mux.HandleFunc(wire.TunnelPath(cluster), func(w http.ResponseWriter, r *http.Request) { hub.ServeTunnel(cluster, "serial", w, r) })
 	mux.HandleFunc(wire.ProxyPath(cluster)+"/", func(w http.ResponseWriter, r *http.Request) {
 		hub.ServeProxy(cluster, strings.TrimPrefix(r.URL.Path, wire.ProxyPath(cluster)), w, r)
 	})

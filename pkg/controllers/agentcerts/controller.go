@@ -10,6 +10,7 @@ package agentcerts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -30,6 +31,7 @@ import (
 	"k8s.io/klog/v2"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/generated/clientset/versioned"
 	"github.com/federation-v1/federation/pkg/queueworker"
 )
 
@@ -38,7 +40,9 @@ const Name = "agent-certificates"
 
 // Controller approves and signs agents' certificate requests.
 type Controller struct {
-	client  kubernetes.Interface
+	client kubernetes.Interface
+	// fed binds certificates to their Clusters (bind).
+	fed     versioned.Interface
 	signer  *Signer
 	csrs    certificateslisters.CertificateSigningRequestLister
 	secrets corelisters.SecretNamespaceLister
@@ -49,9 +53,10 @@ type Controller struct {
 
 // New returns the controller: csrs watches every CertificateSigningRequest,
 // secrets the Secrets of federation-system (the bootstrap tokens).
-func New(client kubernetes.Interface, csrs certificatesinformers.CertificateSigningRequestInformer, secrets coreinformers.SecretInformer, signer *Signer) (*Controller, error) {
+func New(client kubernetes.Interface, fed versioned.Interface, csrs certificatesinformers.CertificateSigningRequestInformer, secrets coreinformers.SecretInformer, signer *Signer) (*Controller, error) {
 	c := &Controller{
 		client:  client,
+		fed:     fed,
 		signer:  signer,
 		csrs:    csrs.Lister(),
 		secrets: secrets.Lister().Secrets(federationv1beta1.SystemNamespace),
@@ -159,6 +164,15 @@ func (c *Controller) deleteUsedToken(ctx context.Context, tokenID string) error 
 func (c *Controller) decide(ctx context.Context, csr *certificatesv1.CertificateSigningRequest) error {
 	logger := klog.FromContext(ctx)
 	v := Judge(csr, c.token(ctx), c.now())
+	if v.Action == Approve && v.Reason == ReasonAgentRenewal {
+		ok, why, err := renewsBoundCertificate(ctx, c.fed, csr, v.Cluster)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			v = Verdict{Action: Deny, Cluster: v.Cluster, Reason: "NotThisClustersAgent", Message: why}
+		}
+	}
 	switch v.Action {
 	case Ignore:
 		return nil
@@ -224,20 +238,16 @@ func (c *Controller) sign(ctx context.Context, csr *certificatesv1.CertificateSi
 		if !asksForAgent(csr) {
 			return nil
 		}
-		updated := csr.DeepCopy()
-		updated.Status.Conditions = append(updated.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
-			Type: certificatesv1.CertificateFailed, Status: corev1.ConditionTrue, Reason: "NotAnAgentCertificate",
-			Message: "the agents CA does not sign it: " + err.Error(), LastUpdateTime: metav1.NewTime(c.now()),
-		})
-		if _, err := c.client.CertificatesV1().CertificateSigningRequests().UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("marking certificate request %s failed: %w", csr.Name, err)
-		}
-		logger.Info("Refused to sign an approved certificate request", "csr", csr.Name, "reason", err)
-		return nil
+		return c.fail(ctx, csr, "NotAnAgentCertificate", "the agents CA does not sign it: "+err.Error())
 	}
 	cert, err := c.signer.Sign(csr)
 	if err != nil {
 		return fmt.Errorf("signing certificate request %s of cluster %q: %w", csr.Name, cluster, err)
+	}
+	if err := bind(ctx, c.fed, cluster, cert); errors.Is(err, errNotBindable) {
+		return c.fail(ctx, csr, "ClusterNotAgent", err.Error())
+	} else if err != nil {
+		return fmt.Errorf("binding the certificate of request %s to cluster %q: %w", csr.Name, cluster, err)
 	}
 	updated := csr.DeepCopy()
 	updated.Status.Certificate = cert
@@ -245,5 +255,19 @@ func (c *Controller) sign(ctx context.Context, csr *certificatesv1.CertificateSi
 		return fmt.Errorf("writing the certificate of request %s of cluster %q: %w", csr.Name, cluster, err)
 	}
 	logger.Info("Signed an agent's certificate", "csr", csr.Name, "cluster", cluster, "user", federationv1beta1.AgentUser(cluster))
+	return nil
+}
+
+// fail marks an approved request Failed, saying why it is not signed.
+func (c *Controller) fail(ctx context.Context, csr *certificatesv1.CertificateSigningRequest, reason, message string) error {
+	updated := csr.DeepCopy()
+	updated.Status.Conditions = append(updated.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
+		Type: certificatesv1.CertificateFailed, Status: corev1.ConditionTrue, Reason: reason,
+		Message: message, LastUpdateTime: metav1.NewTime(c.now()),
+	})
+	if _, err := c.client.CertificatesV1().CertificateSigningRequests().UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("marking certificate request %s failed: %w", csr.Name, err)
+	}
+	klog.FromContext(ctx).Info("Refused to sign an approved certificate request", "csr", csr.Name, "reason", message)
 	return nil
 }

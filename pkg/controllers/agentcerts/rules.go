@@ -28,6 +28,11 @@ const SignerName = certificatesv1.KubeAPIServerClientSignerName
 // Action is what to do with a pending CertificateSigningRequest.
 type Action string
 
+// ReasonAgentRenewal approves an agent's request for its own certificate,
+// made with its current one; the controller then checks that one is bound
+// to the current Cluster (renewsBoundCertificate).
+const ReasonAgentRenewal = "AgentRenewal"
+
 const (
 	// Ignore: not an agent's request; someone else (an admin) decides.
 	Ignore Action = "Ignore"
@@ -158,7 +163,7 @@ func Judge(csr *certificatesv1.CertificateSigningRequest, tokens TokenLookup, no
 			return Verdict{Action: Deny, Cluster: cluster, Reason: "OtherClustersAgent",
 				Message: fmt.Sprintf("the agent of cluster %q may not request a certificate for cluster %q", agentOf, cluster)}
 		}
-		return Verdict{Action: Approve, Cluster: cluster, Reason: "AgentRenewal",
+		return Verdict{Action: Approve, Cluster: cluster, Reason: ReasonAgentRenewal,
 			Message: fmt.Sprintf("the agent of cluster %q renews its certificate", cluster)}
 	}
 	name := bootstraputil.BootstrapTokenSecretName(tokenID)

@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -117,9 +118,22 @@ func addUser(t *testing.T, u *fedenv.User, user string) {
 // cluster (a local agent of the plane) got for itself.
 func agentClient(t *testing.T, u *fedenv.User, cluster string) kubernetes.Interface {
 	t.Helper()
-	plane := u.Plane("fed")
-	pem := filepath.Join(plane.AgentDir(cluster), "pki", "federation-agent-client-current.pem")
-	client, err := kubernetes.NewForConfig(&rest.Config{Host: plane.Server, TLSClientConfig: rest.TLSClientConfig{
+	return clientWithCertificate(t, u, filepath.Join(u.Plane("fed").AgentDir(cluster), "pki", "federation-agent-client-current.pem"))
+}
+
+// keepAgentCertificate copies the certificate of cluster's local agent out
+// of the plane (unjoin removes it) and returns a client with it.
+func keepAgentCertificate(t *testing.T, u *fedenv.User, cluster string) kubernetes.Interface {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(u.Plane("fed").AgentDir(cluster), "pki", "federation-agent-client-current.pem"))
+	require.NoError(t, err)
+	kept := filepath.Join(t.TempDir(), "agent.pem")
+	require.NoError(t, os.WriteFile(kept, data, 0o600))
+	return clientWithCertificate(t, u, kept)
+}
+
+func clientWithCertificate(t *testing.T, u *fedenv.User, pem string) kubernetes.Interface {
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: u.Plane("fed").Server, TLSClientConfig: rest.TLSClientConfig{
 		CertFile: pem, KeyFile: pem, CAFile: filepath.Join(u.PlaneDir("fed"), "pki", "ca.crt")}})
 	require.NoError(t, err)
 	return client

@@ -1,6 +1,9 @@
 package v1beta1
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // The identities of federation agents (issue 36): a member the federation
 // cannot reach runs an agent that dials out to the federation apiserver.
@@ -38,4 +41,46 @@ func AgentCluster(user string) (string, bool) {
 		return "", false
 	}
 	return cluster, true
+}
+
+// Agent certificates are bound to the one Cluster object they were issued
+// for: its annotation AgentCertificatesAnnotation lists their serial
+// numbers (newest first, at most MaxAgentCertificates), and the tunnel
+// takes only those. An agent of a Cluster that was deleted and created
+// again under the same name, or whose serials an admin removed, is
+// refused until it registers again.
+const (
+	AgentCertificatesAnnotation = "federation.k8s.io/agent-certificates"
+	// AgentSerialExtra is the user extra that carries an agent's
+	// certificate serial (lowercase hex) from authentication to the tunnel
+	// and to its renewal requests.
+	AgentSerialExtra = "federation.k8s.io/agent-certificate-serial"
+	// MaxAgentCertificates keeps the current certificate, the one it
+	// renewed, and one more for a renewal in flight.
+	MaxAgentCertificates = 3
+)
+
+// AgentCertificates are the serials bound to cluster, newest first.
+func AgentCertificates(cluster *Cluster) []string {
+	v := cluster.Annotations[AgentCertificatesAnnotation]
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
+}
+
+// AgentCertificateBound reports whether serial is one of cluster's.
+func AgentCertificateBound(cluster *Cluster, serial string) bool {
+	return serial != "" && slices.Contains(AgentCertificates(cluster), serial)
+}
+
+// WithAgentCertificate returns the annotation's value with serial first.
+func WithAgentCertificate(cluster *Cluster, serial string) string {
+	out := []string{serial}
+	for _, s := range AgentCertificates(cluster) {
+		if s != serial && len(out) < MaxAgentCertificates {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, ",")
 }

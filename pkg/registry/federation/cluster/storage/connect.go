@@ -17,8 +17,9 @@ import (
 
 // Tunnels are the agents' tunnels held open to this apiserver.
 type Tunnels interface {
-	// ServeTunnel takes r over as cluster's tunnel, until it closes.
-	ServeTunnel(cluster string, w http.ResponseWriter, r *http.Request)
+	// ServeTunnel takes r over as cluster's tunnel, until it closes; serial
+	// is the agent certificate's.
+	ServeTunnel(cluster, serial string, w http.ResponseWriter, r *http.Request)
 	// ServeProxy sends r to path at cluster's member API through the tunnel.
 	ServeProxy(cluster, path string, w http.ResponseWriter, r *http.Request)
 }
@@ -68,11 +69,17 @@ func (r *TunnelREST) Connect(ctx context.Context, name string, _ runtime.Object,
 		return nil, apierrors.NewForbidden(federation.Resource("clusters/tunnel"), name,
 			fmt.Errorf("only the agent of cluster %s (%s) may open its tunnel", name, federationv1beta1.AgentUser(name)))
 	}
-	if _, err := agentCluster(ctx, r.clusters, name); err != nil {
+	cluster, err := agentCluster(ctx, r.clusters, name)
+	if err != nil {
 		return nil, err
 	}
+	serials := user.GetExtra()[federationv1beta1.AgentSerialExtra]
+	if len(serials) != 1 || !federationv1beta1.AgentCertificateBound(cluster, serials[0]) {
+		return nil, apierrors.NewForbidden(federation.Resource("clusters/tunnel"), name,
+			fmt.Errorf("this certificate was not issued for the current cluster %s (it was deleted and created again, or its agent's certificates were revoked): register the agent again", name))
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.tunnels.ServeTunnel(name, w, req)
+		r.tunnels.ServeTunnel(name, serials[0], w, req)
 	}), nil
 }
 
