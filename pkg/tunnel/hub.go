@@ -138,14 +138,19 @@ func (h *Hub) Run(ctx context.Context) {
 	}
 }
 
+// remember records cluster's new tunnel and closes its others: the newest
+// tunnel wins, so that an agent that dials again after its connection
+// died unseen (a NAT that forgot it) is used at once, and one cluster holds
+// one tunnel, however many connections its agent's certificate opens.
 func (h *Hub) remember(cluster, serial string, c net.Conn) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.conns[cluster] == nil {
-		h.conns[cluster] = map[net.Conn]string{}
+	older := h.conns[cluster]
+	h.conns[cluster] = map[net.Conn]string{c: serial}
+	tunnelMetrics.open.WithLabelValues(cluster).Set(1)
+	h.mu.Unlock()
+	for old := range older {
+		_ = old.Close()
 	}
-	h.conns[cluster][c] = serial
-	tunnelMetrics.open.WithLabelValues(cluster).Set(float64(len(h.conns[cluster])))
 }
 
 // forget drops c (or, with nil, the closed connections) of cluster.

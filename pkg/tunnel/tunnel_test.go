@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -68,12 +69,16 @@ func startAgent(t *testing.T, ctx context.Context, fed, mem *httptest.Server, cl
 			TLSClientConfig: rest.TLSClientConfig{Insecure: true}},
 		MaxBackoff: 200 * time.Millisecond,
 	}
+	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		assert.NoError(t, agent.Run(ctx, cfg))
 	}()
-	t.Cleanup(func() { <-done })
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
 }
 
 func pool(srv *httptest.Server) *x509.CertPool {
@@ -137,12 +142,7 @@ func TestTheFederationReachesTheMemberThroughTheAgentAsTheAgent(t *testing.T) {
 }
 
 func TestTheAgentDialsNothingButItsMember(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	hub := NewHub()
-	fed, mem := federation(t, hub, "c1"), member(t)
-	startAgent(t, ctx, fed, mem, "c1")
-	waitConnected(t, hub, "c1", true)
+	ctx, hub, _, mem := connectedAgent(t)
 
 	// Asked for any other address, the agent refuses: remotedialer then
 	// drops the whole tunnel, and the agent dials the federation again.
@@ -164,4 +164,36 @@ func TestTheAgentDialsNothingButItsMember(t *testing.T) {
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+func TestTheNewestTunnelOfAClusterWins(t *testing.T) {
+	ctx, hub, fed, mem := connectedAgent(t)
+	hub.mu.Lock()
+	var first net.Conn
+	for c := range hub.conns["c1"] {
+		first = c
+	}
+	hub.mu.Unlock()
+
+	// A second agent with the same identity: it takes the cluster over,
+	// and the first one's tunnel is closed, not kept beside it.
+	startAgent(t, ctx, fed, mem, "c1")
+	require.Eventually(t, func() bool {
+		hub.mu.Lock()
+		defer hub.mu.Unlock()
+		_, stillThere := hub.conns["c1"][first]
+		return !stillThere && len(hub.conns["c1"]) == 1
+	}, 10*time.Second, 10*time.Millisecond)
+}
+
+// connectedAgent is a hub with cluster c1's agent connected; it stops
+// with the test.
+func connectedAgent(t *testing.T) (context.Context, *Hub, *httptest.Server, *httptest.Server) {
+	ctx, cancel := context.WithCancel(context.Background())
+	hub := NewHub()
+	fed, mem := federation(t, hub, "c1"), member(t)
+	t.Cleanup(cancel)
+	startAgent(t, ctx, fed, mem, "c1")
+	waitConnected(t, hub, "c1", true)
+	return ctx, hub, fed, mem
 }

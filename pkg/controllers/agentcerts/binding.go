@@ -23,8 +23,8 @@ var errNotBindable = errors.New("not bindable")
 // bind records the serial of certPEM on cluster's Cluster
 // (federationv1beta1.AgentCertificatesAnnotation) before the certificate
 // is handed out, so that the tunnel takes it from the first try, and only
-// for this Cluster object.
-func bind(ctx context.Context, fed versioned.Interface, cluster string, certPEM []byte) error {
+// for this Cluster object; a renewal's own serial (keep) stays.
+func bind(ctx context.Context, fed versioned.Interface, cluster string, certPEM []byte, keep string) error {
 	serial, err := serialOf(certPEM)
 	if err != nil {
 		return err
@@ -44,7 +44,7 @@ func bind(ctx context.Context, fed versioned.Interface, cluster string, certPEM 
 		if c.Annotations == nil {
 			c.Annotations = map[string]string{}
 		}
-		c.Annotations[federationv1beta1.AgentCertificatesAnnotation] = federationv1beta1.WithAgentCertificate(c, serial)
+		c.Annotations[federationv1beta1.AgentCertificatesAnnotation] = federationv1beta1.WithAgentCertificate(c, serial, keep)
 		_, err = clusters.Update(ctx, c, metav1.UpdateOptions{})
 		return err
 	})

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	certificatesinformers "k8s.io/client-go/informers/certificates/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -112,6 +113,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	if !cache.WaitForNamedCacheSync(Name, ctx.Done(), c.synced...) {
 		return fmt.Errorf("%s controller: caches did not sync", Name)
 	}
+	go wait.UntilWithContext(ctx, c.clean, cleanPeriod)
 	queueworker.RunWorkers(ctx, 2, c.queue, func(ctx context.Context) {
 		queueworker.Run(ctx, c.queue, queueworker.Handlers[string]{Sync: c.sync, What: "Deciding an agent's certificate request", KeyName: "csr"})
 	})
@@ -244,7 +246,11 @@ func (c *Controller) sign(ctx context.Context, csr *certificatesv1.CertificateSi
 	if err != nil {
 		return fmt.Errorf("signing certificate request %s of cluster %q: %w", csr.Name, cluster, err)
 	}
-	if err := bind(ctx, c.fed, cluster, cert); errors.Is(err, errNotBindable) {
+	var renewing string
+	if serials := csr.Spec.Extra[federationv1beta1.AgentSerialExtra]; len(serials) == 1 {
+		renewing = serials[0]
+	}
+	if err := bind(ctx, c.fed, cluster, cert, renewing); errors.Is(err, errNotBindable) {
 		return c.fail(ctx, csr, "ClusterNotAgent", err.Error())
 	} else if err != nil {
 		return fmt.Errorf("binding the certificate of request %s to cluster %q: %w", csr.Name, cluster, err)

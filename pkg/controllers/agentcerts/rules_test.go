@@ -242,3 +242,19 @@ func TestSignableWhateverTheApproval(t *testing.T) {
 		assert.Error(t, err, name)
 	}
 }
+
+func TestOldAgentRequestsExpire(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) metav1.Time { return metav1.NewTime(now.Add(-d)) }
+	pending := &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: at(23 * time.Hour)}}
+	assert.False(t, expired(pending, now), "pending for less than a day")
+	pending.CreationTimestamp = at(25 * time.Hour)
+	assert.True(t, expired(pending, now))
+
+	decided := &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: at(3 * time.Hour)}}
+	decided.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{
+		{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, LastUpdateTime: at(30 * time.Minute)}}
+	assert.False(t, expired(decided, now), "decided half an hour ago")
+	decided.Status.Conditions[0].LastUpdateTime = at(61 * time.Minute)
+	assert.True(t, expired(decided, now))
+}

@@ -40,7 +40,7 @@ func ProxyPath(cluster string) string { return clustersPath + url.PathEscape(clu
 func DropCredentials(header http.Header) {
 	for name := range header {
 		lower := strings.ToLower(name)
-		if lower == "authorization" || lower == "cookie" || lower == "proxy-authorization" ||
+		if lower == "authorization" || lower == "cookie" || lower == "proxy-authorization" || lower == "x-forwarded-client-cert" ||
 			strings.HasPrefix(lower, "impersonate-") || strings.HasPrefix(lower, "x-remote-") {
 			header.Del(name)
 		}

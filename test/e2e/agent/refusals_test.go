@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/asn1"
 	"encoding/pem"
 	"fmt"
 	"os"
@@ -81,6 +82,23 @@ func refusals(t *testing.T, u *fedenv.User, f fedenv.Fixture) {
 		}))
 	})
 
+	t.Run("an agent's credential stores a bounded number of small certificate requests", func(t *testing.T) {
+		big := agentCSRWith(t, "cluster9", 20<<10)
+		_, err := agent.CertificatesV1().CertificateSigningRequests().Create(ctx, big, metav1.CreateOptions{})
+		require.Error(t, err)
+		assert.True(t, apierrors.IsInvalid(err), "a 20 KiB request: %v", err)
+		var created int
+		for range 30 { // bounded: the limit is 10 stored per agent
+			if _, err = agent.CertificatesV1().CertificateSigningRequests().Create(ctx, agentCSR(t, "cluster9"), metav1.CreateOptions{}); err != nil {
+				break
+			}
+			created++
+		}
+		require.Error(t, err, "no bound on an agent's stored requests")
+		assert.True(t, apierrors.IsTooManyRequests(err), "%v", err)
+		assert.Less(t, created, 10, "the agent had one stored already")
+	})
+
 	t.Run("an expired token is refused with a clear error", func(t *testing.T) {
 		out := u.MustKubefed("token", "create", "cluster4", "--context=fed", "--ttl=1s")
 		line := strings.Fields(regexpRegister.FindString(out))
@@ -141,11 +159,21 @@ func clientWithCertificate(t *testing.T, u *fedenv.User, pem string) kubernetes.
 
 // agentCSR asks for the client certificate of cluster's agent.
 func agentCSR(t *testing.T, cluster string) *certificatesv1.CertificateSigningRequest {
+	return agentCSRWith(t, cluster, 0)
+}
+
+// agentCSRWith is agentCSR padded with an extension of padding bytes: a
+// well-formed request, only large.
+func agentCSRWith(t *testing.T, cluster string, padding int) *certificatesv1.CertificateSigningRequest {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
+	tmpl := &x509.CertificateRequest{
 		Subject: pkix.Name{CommonName: "system:federation:agent:" + cluster, Organization: []string{"system:federation:agents"}},
-	}, key)
+	}
+	if padding > 0 {
+		tmpl.ExtraExtensions = []pkix.Extension{{Id: asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 99999, 1}, Value: make([]byte, padding)}}
+	}
+	der, err := x509.CreateCertificateRequest(rand.Reader, tmpl, key)
 	require.NoError(t, err)
 	return &certificatesv1.CertificateSigningRequest{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"},

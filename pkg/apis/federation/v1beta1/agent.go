@@ -74,11 +74,17 @@ func AgentCertificateBound(cluster *Cluster, serial string) bool {
 	return serial != "" && slices.Contains(AgentCertificates(cluster), serial)
 }
 
-// WithAgentCertificate returns the annotation's value with serial first.
-func WithAgentCertificate(cluster *Cluster, serial string) string {
+// WithAgentCertificate returns the annotation's value with serial first
+// and, when it is one of them, keep second: the certificate a renewal was
+// made with stays valid, so that an agent that lost the answer and asks
+// again with it is not locked out by its own renewals.
+func WithAgentCertificate(cluster *Cluster, serial, keep string) string {
 	out := []string{serial}
+	if keep != "" && keep != serial && AgentCertificateBound(cluster, keep) {
+		out = append(out, keep)
+	}
 	for _, s := range AgentCertificates(cluster) {
-		if s != serial && len(out) < MaxAgentCertificates {
+		if !slices.Contains(out, s) && len(out) < MaxAgentCertificates {
 			out = append(out, s)
 		}
 	}

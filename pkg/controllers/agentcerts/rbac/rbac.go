@@ -10,12 +10,12 @@ import (
 )
 
 // ClusterRules: watch CertificateSigningRequests, approve or deny the
-// agents' and write their certificates; bind each to its Cluster (an
+// agents' and write their certificates, delete them once old; bind each to its Cluster (an
 // annotation).
 func ClusterRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		rbacv1helpers.NewRule("get", "update").Groups(federationv1beta1.SchemeGroupVersion.Group).Resources("clusters").RuleOrDie(),
-		rbacv1helpers.NewRule("get", "list", "watch").Groups("certificates.k8s.io").Resources("certificatesigningrequests").RuleOrDie(),
+		rbacv1helpers.NewRule("get", "list", "watch", "delete").Groups("certificates.k8s.io").Resources("certificatesigningrequests").RuleOrDie(),
 		rbacv1helpers.NewRule("update").Groups("certificates.k8s.io").
 			Resources("certificatesigningrequests/approval", "certificatesigningrequests/status").RuleOrDie(),
 	}
