@@ -61,3 +61,20 @@ func (g *globalFlags) federation(ctx context.Context, context string) (*federati
 	}
 	return c, reachable(ctx, c.kube, "federation "+context, cfg.Host)
 }
+
+// memberClient reaches the member cluster of kubeconfig context name, and
+// fails unless it answers.
+func (g *globalFlags) memberClient(ctx context.Context, name string) (*rest.Config, kubernetes.Interface, error) {
+	cfg, err := g.restConfigFor(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	member, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := reachable(ctx, member, "cluster context "+name, cfg.Host); err != nil {
+		return nil, nil, err
+	}
+	return cfg, member, nil
+}

@@ -112,15 +112,8 @@ func (o *joinOptions) run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	memberCfg, err := o.restConfigFor(o.clusterContext)
+	memberCfg, member, err := o.memberClient(ctx, o.clusterContext)
 	if err != nil {
-		return err
-	}
-	member, err := kubernetes.NewForConfig(memberCfg)
-	if err != nil {
-		return err
-	}
-	if err := reachable(ctx, member, "cluster context "+o.clusterContext, memberCfg.Host); err != nil {
 		return err
 	}
 	if _, err := fed.fed.FederationV1beta1().Clusters().Get(ctx, o.cluster, metav1.GetOptions{}); err == nil {
@@ -153,16 +146,7 @@ func (o *joinOptions) run(ctx context.Context, out io.Writer) error {
 	}
 
 	undo := &rollback{}
-	token, ca, err := createMemberAccess(ctx, member, access, undo)
-	if err == nil {
-		// Before the Cluster exists, so that the federation's first writes
-		// there are let in.
-		var skipped []string
-		skipped, err = adoptNamespaces(ctx, member, o.federation, o.adoptNamespaces, undo)
-		for _, s := range skipped {
-			fmt.Fprintf(out, "warning: %s\n", s)
-		}
-	}
+	token, ca, err := setUpMember(ctx, out, member, access, o.federation, o.adoptNamespaces, undo)
 	if err == nil {
 		err = registerCluster(ctx, fed, cluster, token, append(ca, memberCfg.CAData...), undo)
 	}
@@ -189,6 +173,22 @@ func (o *joinOptions) forwardDNS(ctx context.Context, out io.Writer, fed *federa
 	} else if changed {
 		fmt.Fprintf(out, "the member's cluster DNS (%s/%s) now forwards %s to %s\n", memberDNSNamespace, memberDNSConfigMap, zone, server)
 	}
+}
+
+// setUpMember creates the member-side objects and adopts the namespaces
+// of adopt (before the Cluster exists, so that the federation's first
+// writes there are let in; a missing one is a warning on out), and returns
+// the account's token and the member's CA.
+func setUpMember(ctx context.Context, out io.Writer, member kubernetes.Interface, access *memberAccess, federation string, adopt []string, undo *rollback) ([]byte, []byte, error) {
+	token, ca, err := createMemberAccess(ctx, member, access, undo)
+	if err != nil {
+		return nil, nil, err
+	}
+	skipped, err := adoptNamespaces(ctx, member, federation, adopt, undo)
+	for _, s := range skipped {
+		fmt.Fprintf(out, "warning: %s\n", s)
+	}
+	return token, ca, err
 }
 
 // createMemberAccess creates the member-side objects and returns the

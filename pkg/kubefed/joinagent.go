@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/poll"
@@ -81,14 +80,7 @@ func (o *joinOptions) joinThroughAgent(ctx context.Context, out io.Writer, fed *
 	}
 
 	undo := &rollback{}
-	token, memberCA, err := createMemberAccess(ctx, member, access, undo)
-	if err == nil {
-		var skipped []string
-		skipped, err = adoptNamespaces(ctx, member, o.federation, o.adoptNamespaces, undo)
-		for _, s := range skipped {
-			fmt.Fprintf(out, "warning: %s\n", s)
-		}
-	}
+	token, memberCA, err := setUpMember(ctx, out, member, access, o.federation, o.adoptNamespaces, undo)
 	var bootstrap string
 	if err == nil {
 		bootstrap, err = createAgentCluster(ctx, fed, cluster, undo)
@@ -150,12 +142,13 @@ func createAgentCluster(ctx context.Context, fed *federationClients, cluster *fe
 		return "", fmt.Errorf("creating the Cluster: %w", err)
 	}
 	undo.add(func() error { return clusters.Delete(context.Background(), cluster.Name, metav1.DeleteOptions{}) })
-	token, secret, err := createBootstrapToken(ctx, fed.kube, cluster.Name, agentJoinTokenTTL, true)
+	o := &tokenOptions{cluster: cluster.Name, ttl: agentJoinTokenTTL, autoAccept: true, now: time.Now}
+	token, secret, err := o.createToken(ctx, fed.kube)
 	if err != nil {
 		return "", err
 	}
 	secrets := fed.kube.CoreV1().Secrets(federationv1beta1.SystemNamespace)
-	undo.add(func() error { return secrets.Delete(context.Background(), secret, metav1.DeleteOptions{}) })
+	undo.add(func() error { return secrets.Delete(context.Background(), secret.Name, metav1.DeleteOptions{}) })
 	return token, nil
 }
 
@@ -237,24 +230,13 @@ func caOf(cfg *rest.Config) ([]byte, error) {
 		return cfg.CAData, nil
 	}
 	if cfg.CAFile != "" {
-		return os.ReadFile(cfg.CAFile)
+		data, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading the federation's CA: %w", err)
+		}
+		return data, nil
 	}
-	return nil, errors.New("the federation's kubeconfig context names no CA for the apiserver: the agent could not check whom it dials")
-}
-
-// createBootstrapToken stores a new bootstrap token for cluster's agent,
-// as `kubefed token create` does, and returns it and its Secret's name.
-func createBootstrapToken(ctx context.Context, kube kubernetes.Interface, cluster string, ttl time.Duration, autoAccept bool) (string, string, error) {
-	token, err := bootstraputil.GenerateBootstrapToken()
-	if err != nil {
-		return "", "", err
-	}
-	o := &tokenOptions{cluster: cluster, ttl: ttl, autoAccept: autoAccept, now: time.Now}
-	secret := o.tokenSecret(token)
-	if _, err := kube.CoreV1().Secrets(federationv1beta1.SystemNamespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
-		return "", "", fmt.Errorf("creating the agent's bootstrap token Secret %s/%s: %w", federationv1beta1.SystemNamespace, secret.Name, err)
-	}
-	return token, secret.Name, nil
+	return nil, errors.New("the federation's kubeconfig context names no certificate-authority for the apiserver: the agent could not check whom it dials")
 }
 
 // removeAgent stops what ran the agent of an unjoined cluster: its local

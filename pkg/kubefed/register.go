@@ -119,15 +119,8 @@ func (o *registerOptions) run(ctx context.Context, out io.Writer) error {
 	if err := checkBootstrapToken(ctx, o.federationAddress, federationCA, o.token, o.cluster); err != nil {
 		return err
 	}
-	memberCfg, err := o.restConfigFor(o.clusterContext)
+	memberCfg, member, err := o.memberClient(ctx, o.clusterContext)
 	if err != nil {
-		return err
-	}
-	member, err := kubernetes.NewForConfig(memberCfg)
-	if err != nil {
-		return err
-	}
-	if err := reachable(ctx, member, "cluster context "+o.clusterContext, memberCfg.Host); err != nil {
 		return err
 	}
 	dir := o.dataDir
@@ -141,14 +134,7 @@ func (o *registerOptions) run(ctx context.Context, out io.Writer) error {
 	access := newMemberAccess(o.federationName)
 	withPodSecurity(access, o.federationName, o.podSecurity)
 	undo := &rollback{}
-	token, memberCA, err := createMemberAccess(ctx, member, access, undo)
-	if err == nil {
-		var skipped []string
-		skipped, err = adoptNamespaces(ctx, member, o.federationName, o.adoptNamespaces, undo)
-		for _, s := range skipped {
-			fmt.Fprintf(out, "warning: %s\n", s)
-		}
-	}
+	token, memberCA, err := setUpMember(ctx, out, member, access, o.federationName, o.adoptNamespaces, undo)
 	if err == nil {
 		setup := agentSetup{cluster: o.cluster, federation: o.federationAddress, federationCA: federationCA, bootstrapToken: o.token,
 			member: memberCfg, memberToken: token, memberCA: append(memberCA, memberCfg.CAData...)}

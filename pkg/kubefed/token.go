@@ -3,10 +3,8 @@ package kubefed
 import (
 	"context"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
@@ -108,13 +107,9 @@ func (o *tokenOptions) run(ctx context.Context, out io.Writer) error {
 	if err := o.ensureCluster(ctx, fed); err != nil {
 		return err
 	}
-	token, err := bootstraputil.GenerateBootstrapToken()
+	token, secret, err := o.createToken(ctx, fed.kube)
 	if err != nil {
 		return err
-	}
-	secret := o.tokenSecret(token)
-	if _, err := fed.kube.CoreV1().Secrets(federationv1beta1.SystemNamespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating the bootstrap token Secret %s/%s: %w", federationv1beta1.SystemNamespace, secret.Name, err)
 	}
 	expires, accept := "never expires", "kubefed accept "+o.cluster+" approves its certificate request"
 	if exp := secret.StringData[bootstrapapi.BootstrapTokenExpirationKey]; exp != "" {
@@ -157,6 +152,20 @@ func (o *tokenOptions) ensureCluster(ctx context.Context, fed *federationClients
 	return nil
 }
 
+// createToken stores a new bootstrap token for o.cluster's agent and
+// returns it with its Secret.
+func (o *tokenOptions) createToken(ctx context.Context, kube kubernetes.Interface) (string, *corev1.Secret, error) {
+	token, err := bootstraputil.GenerateBootstrapToken()
+	if err != nil {
+		return "", nil, err
+	}
+	secret := o.tokenSecret(token)
+	if _, err := kube.CoreV1().Secrets(federationv1beta1.SystemNamespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		return "", nil, fmt.Errorf("creating the bootstrap token Secret %s/%s: %w", federationv1beta1.SystemNamespace, secret.Name, err)
+	}
+	return token, secret, nil
+}
+
 // tokenSecret is the bootstrap token Secret of token (ID.SECRET), with the
 // standard keys of k8s.io/cluster-bootstrap.
 func (o *tokenOptions) tokenSecret(token string) *corev1.Secret {
@@ -185,15 +194,9 @@ func (o *tokenOptions) tokenSecret(token string) *corev1.Secret {
 
 // caPin is the pin of the federation's CA, as the kubeconfig context has it.
 func caPin(cfg *rest.Config) (string, error) {
-	data := cfg.TLSClientConfig.CAData
-	if len(data) == 0 && cfg.TLSClientConfig.CAFile != "" {
-		var err error
-		if data, err = os.ReadFile(cfg.TLSClientConfig.CAFile); err != nil {
-			return "", fmt.Errorf("reading the federation's CA: %w", err)
-		}
-	}
-	if len(data) == 0 {
-		return "", errors.New("the kubeconfig context has no certificate-authority of the federation to pin for the agent")
+	data, err := caOf(cfg)
+	if err != nil {
+		return "", err
 	}
 	certs, err := certutil.ParseCertsPEM(data)
 	if err != nil {

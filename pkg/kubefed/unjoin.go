@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/memberrbac"
@@ -82,15 +81,8 @@ func (o *unjoinOptions) run(ctx context.Context, out, errOut io.Writer) error {
 
 // removeMemberAccess deletes what join created in the member.
 func (o *unjoinOptions) removeMemberAccess(ctx context.Context) error {
-	cfg, err := o.restConfigFor(o.clusterContext)
+	_, member, err := o.memberClient(ctx, o.clusterContext)
 	if err != nil {
-		return err
-	}
-	member, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	if err := reachable(ctx, member, "cluster context "+o.clusterContext, cfg.Host); err != nil {
 		return err
 	}
 	a := newMemberAccess(o.federation)
