@@ -17,8 +17,8 @@ var agentMetrics = func() struct {
 		requests   *metrics.Counter
 	}{
 		connected: metrics.NewGauge(&metrics.GaugeOpts{
-			Namespace: "federation_agent", Name: "tunnel_connected",
-			Help: "1 while the agent's tunnel to the federation is open.", StabilityLevel: metrics.ALPHA,
+			Namespace: "federation_agent", Name: "tunnels_open",
+			Help: "The tunnels the agent holds open to the federation: one to each of its apiservers.", StabilityLevel: metrics.ALPHA,
 		}),
 		reconnects: metrics.NewCounter(&metrics.CounterOpts{
 			Namespace: "federation_agent", Name: "tunnel_reconnects_total",

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
@@ -83,9 +84,11 @@ type stray struct {
 
 // strayFinder reads the federation and its members.
 type strayFinder struct {
-	fed  dynamic.Interface
-	name string
-	uid  string
+	fed dynamic.Interface
+	// fedConfig reaches agent members through the federation's proxy.
+	fedConfig *rest.Config
+	name      string
+	uid       string
 	// deleting are the objects whose deletion's tombstone is pending: their
 	// copies are being deleted, not strays (strays_tombstones.go).
 	deleting sets.Set[string]
@@ -100,7 +103,7 @@ func (o *strayOptions) run(ctx context.Context, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	f := &strayFinder{name: o.federation}
+	f := &strayFinder{name: o.federation, fedConfig: cfg}
 	if f.fed, err = dynamic.NewForConfig(cfg); err != nil {
 		return err
 	}
@@ -136,16 +139,10 @@ func (o *strayOptions) run(ctx context.Context, out, errOut io.Writer) error {
 }
 
 // inCluster finds the strays of one joined cluster, reaching it as the
-// controller manager does: with the Secret its secretRef names.
+// controller manager does: with the Secret its secretRef names, or through
+// its agent's tunnel.
 func (f *strayFinder) inCluster(ctx context.Context, kube kubernetes.Interface, cl *federationv1beta1.Cluster) ([]stray, error) {
-	if cl.Spec.SecretRef == nil || cl.Spec.SecretRef.Name == "" {
-		return nil, fmt.Errorf("cluster %s: no secretRef, skipped", cl.Name)
-	}
-	secret, err := kube.CoreV1().Secrets(federationv1beta1.SystemNamespace).Get(ctx, cl.Spec.SecretRef.Name, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("cluster %s: reading its credentials: %w", cl.Name, err)
-	}
-	cfg, err := membercluster.RESTConfig(cl, secret)
+	cfg, err := f.memberConfig(ctx, kube, cl)
 	if err != nil {
 		return nil, err
 	}
@@ -184,6 +181,23 @@ func (f *strayFinder) inCluster(ctx context.Context, kube kubernetes.Interface, 
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// memberConfig is how kubefed reaches cl: through the federation's proxy
+// to its agent's tunnel, with the user's own federation credential, or
+// with the Secret its secretRef names.
+func (f *strayFinder) memberConfig(ctx context.Context, kube kubernetes.Interface, cl *federationv1beta1.Cluster) (*rest.Config, error) {
+	if cl.Spec.Connection == federationv1beta1.ConnectionAgent {
+		return membercluster.AgentRESTConfig(f.fedConfig, cl)
+	}
+	if cl.Spec.SecretRef == nil || cl.Spec.SecretRef.Name == "" {
+		return nil, fmt.Errorf("cluster %s: no secretRef, skipped", cl.Name)
+	}
+	secret, err := kube.CoreV1().Secrets(federationv1beta1.SystemNamespace).Get(ctx, cl.Spec.SecretRef.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: reading its credentials: %w", cl.Name, err)
+	}
+	return membercluster.RESTConfig(cl, secret)
 }
 
 // federatedGone reads the federated object of a copy at the federation.

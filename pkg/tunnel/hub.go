@@ -40,11 +40,15 @@ type Hub struct {
 	mu sync.Mutex
 	// conns are the hijacked connections of each cluster's tunnels, so
 	// that unjoining can cut them at once (remotedialer has no call for it).
-	conns map[string]map[net.Conn]string
+	conns map[string]map[net.Conn]opened
 	// transports pool each cluster's connections through its tunnel.
 	transports map[string]*http.Transport
 	stillAgent StillAgent
 }
+
+// opened is who opened a tunnel: the agent process (wire.InstanceHeader)
+// and the serial of its certificate.
+type opened struct{ serial, instance string }
 
 type clusterKey struct{}
 
@@ -52,7 +56,7 @@ type clusterKey struct{}
 func NewHub() *Hub {
 	// remotedialer logs every connection at info through logrus.
 	logrus.SetLevel(logrus.WarnLevel)
-	h := &Hub{conns: map[string]map[net.Conn]string{}, transports: map[string]*http.Transport{}}
+	h := &Hub{conns: map[string]map[net.Conn]opened{}, transports: map[string]*http.Transport{}}
 	h.server = remotedialer.New(func(req *http.Request) (string, bool, error) {
 		// Connect has authenticated and authorized the request and put
 		// the cluster's name in its context.
@@ -66,13 +70,35 @@ func NewHub() *Hub {
 
 // ServeTunnel upgrades an agent's request to cluster's tunnel. The caller
 // has checked that the request comes from that cluster's agent, with the
-// certificate of serial.
+// certificate of serial. An extra dial of an agent that holds a tunnel
+// here already is refused with wire.StatusAlreadyHere, so that the agent
+// dials again for another apiserver.
 func (h *Hub) ServeTunnel(cluster, serial string, w http.ResponseWriter, r *http.Request) {
+	by := opened{serial: serial, instance: r.Header.Get(wire.InstanceHeader)}
+	if r.Header.Get(wire.RoleHeader) == wire.RoleExtra && h.holds(cluster, by.instance) {
+		http.Error(w, "this apiserver holds a tunnel of this agent already", wire.StatusAlreadyHere)
+		return
+	}
 	r = r.WithContext(context.WithValue(r.Context(), clusterKey{}, cluster))
 	tunnelMetrics.connects.WithLabelValues(cluster).Inc()
-	h.server.ServeHTTP(&recordingWriter{ResponseWriter: w, hub: h, cluster: cluster, serial: serial}, r)
-	h.forget(cluster, nil)
+	h.server.ServeHTTP(&recordingWriter{ResponseWriter: w, hub: h, cluster: cluster, by: by}, r)
 	klog.V(2).InfoS("An agent's tunnel closed", "cluster", cluster)
+}
+
+// holds reports whether this apiserver holds a tunnel of cluster opened
+// by the agent process instance.
+func (h *Hub) holds(cluster, instance string) bool {
+	if instance == "" {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, by := range h.conns[cluster] {
+		if by.instance == instance {
+			return true
+		}
+	}
+	return false
 }
 
 // Connected reports whether cluster's agent holds a tunnel to this apiserver.
@@ -124,8 +150,8 @@ func (h *Hub) Run(ctx context.Context) {
 		h.mu.Lock()
 		var open []tunnel
 		for name, conns := range h.conns {
-			for _, serial := range conns {
-				open = append(open, tunnel{name, serial})
+			for _, by := range conns {
+				open = append(open, tunnel{name, by.serial})
 			}
 		}
 		h.mu.Unlock()
@@ -141,11 +167,12 @@ func (h *Hub) Run(ctx context.Context) {
 // remember records cluster's new tunnel and closes its others: the newest
 // tunnel wins, so that an agent that dials again after its connection
 // died unseen (a NAT that forgot it) is used at once, and one cluster holds
-// one tunnel, however many connections its agent's certificate opens.
-func (h *Hub) remember(cluster, serial string, c net.Conn) {
+// one tunnel on each apiserver, however many connections its agent's
+// certificate opens.
+func (h *Hub) remember(cluster string, by opened, c net.Conn) {
 	h.mu.Lock()
 	older := h.conns[cluster]
-	h.conns[cluster] = map[net.Conn]string{c: serial}
+	h.conns[cluster] = map[net.Conn]opened{c: by}
 	tunnelMetrics.open.WithLabelValues(cluster).Set(1)
 	h.mu.Unlock()
 	for old := range older {
@@ -153,14 +180,14 @@ func (h *Hub) remember(cluster, serial string, c net.Conn) {
 	}
 }
 
-// forget drops c (or, with nil, the closed connections) of cluster.
+// forget drops c, a closed connection of cluster. (Only c: a newer tunnel
+// of the cluster may be recorded already while remotedialer still counts
+// c's session.)
 func (h *Hub) forget(cluster string, c net.Conn) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if c != nil {
-		delete(h.conns[cluster], c)
-	}
-	if !h.server.HasSession(cluster) {
+	delete(h.conns[cluster], c)
+	if len(h.conns[cluster]) == 0 {
 		delete(h.conns, cluster)
 	}
 	tunnelMetrics.open.WithLabelValues(cluster).Set(float64(len(h.conns[cluster])))
@@ -170,8 +197,9 @@ func (h *Hub) forget(cluster string, c net.Conn) {
 // websocket, so that the hub can close it.
 type recordingWriter struct {
 	http.ResponseWriter
-	hub             *Hub
-	cluster, serial string
+	hub     *Hub
+	cluster string
+	by      opened
 }
 
 func (w *recordingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
@@ -183,7 +211,7 @@ func (w *recordingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	w.hub.remember(w.cluster, w.serial, conn)
+	w.hub.remember(w.cluster, w.by, conn)
 	return &forgettingConn{Conn: conn, hub: w.hub, cluster: w.cluster}, rw, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -61,10 +62,15 @@ func member(t *testing.T) *httptest.Server {
 }
 
 func startAgent(t *testing.T, ctx context.Context, fed, mem *httptest.Server, cluster string) {
+	startAgentAt(t, ctx, fed.URL, pool(fed), mem, cluster)
+}
+
+// startAgentAt starts an agent dialling address, which roots verify.
+func startAgentAt(t *testing.T, ctx context.Context, address string, roots *x509.CertPool, mem *httptest.Server, cluster string) {
 	cfg := agent.Config{
 		Cluster:    cluster,
-		Federation: []string{fed.URL},
-		TLS:        func() *tls.Config { return &tls.Config{RootCAs: pool(fed)} },
+		Federation: []string{address},
+		TLS:        func() *tls.Config { return &tls.Config{RootCAs: roots} },
 		Member: &rest.Config{Host: mem.URL, BearerToken: "agent-token",
 			TLSClientConfig: rest.TLSClientConfig{Insecure: true}},
 		MaxBackoff: 200 * time.Millisecond,
@@ -196,4 +202,108 @@ func connectedAgent(t *testing.T) (context.Context, *Hub, *httptest.Server, *htt
 	startAgent(t, ctx, fed, mem, "c1")
 	waitConnected(t, hub, "c1", true)
 	return ctx, hub, fed, mem
+}
+
+// sharedPort stands for apiservers sharing one address (SO_REUSEPORT, or a
+// Service): each new connection goes to the next backend that is up.
+type sharedPort struct {
+	listener net.Listener
+	mu       sync.Mutex
+	backends []string
+	down     map[string]bool
+	dials    int
+}
+
+func newSharedPort(t *testing.T, backends ...*httptest.Server) *sharedPort {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &sharedPort{listener: l, down: map[string]bool{}}
+	for _, b := range backends {
+		p.backends = append(p.backends, b.Listener.Addr().String())
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", p.next())
+			if err != nil {
+				_ = in.Close()
+				continue
+			}
+			go func() { _, _ = io.Copy(out, in); _ = out.Close() }()
+			go func() { _, _ = io.Copy(in, out); _ = in.Close() }()
+		}
+	}()
+	return p
+}
+
+func (p *sharedPort) next() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for {
+		b := p.backends[p.dials%len(p.backends)]
+		p.dials++
+		if !p.down[b] {
+			return b
+		}
+	}
+}
+
+func (p *sharedPort) setDown(srv *httptest.Server, down bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down[srv.Listener.Addr().String()] = down
+}
+
+func (p *sharedPort) dialCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dials
+}
+
+func (h *Hub) tunnelConns(cluster string) []net.Conn {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var conns []net.Conn
+	for c := range h.conns[cluster] {
+		conns = append(conns, c)
+	}
+	return conns
+}
+
+func TestAnAgentHoldsATunnelToEachApiserverBehindOneAddress(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hubA, hubB := NewHub(), NewHub()
+	fedA, fedB, mem := federation(t, hubA, "c1"), federation(t, hubB, "c1"), member(t)
+	port := newSharedPort(t, fedA, fedB)
+	startAgentAt(t, ctx, "https://"+port.listener.Addr().String(), pool(fedA), mem, "c1")
+	waitConnected(t, hubA, "c1", true)
+	waitConnected(t, hubB, "c1", true)
+	heldA, heldB := hubA.tunnelConns("c1"), hubB.tunnelConns("c1")
+	require.Len(t, heldA, 1)
+	require.Len(t, heldB, 1)
+
+	// The agent goes on dialling extra tunnels; the apiservers answer that
+	// they hold one, and keep the tunnel they have.
+	dials := port.dialCount()
+	require.Eventually(t, func() bool { return port.dialCount() >= dials+4 }, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, heldA, hubA.tunnelConns("c1"), "apiserver A keeps its one tunnel")
+	assert.Equal(t, heldB, hubB.tunnelConns("c1"), "apiserver B keeps its one tunnel")
+
+	// A gone: B still reaches the member at once.
+	port.setDown(fedA, true)
+	hubA.Close("c1")
+	resp, err := fedB.Client().Get(fedB.URL + wire.ProxyPath("c1") + "/api")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+
+	// A back: it gets a tunnel again.
+	port.setDown(fedA, false)
+	waitConnected(t, hubA, "c1", true)
+	waitConnected(t, hubB, "c1", true)
 }

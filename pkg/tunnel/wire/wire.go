@@ -24,6 +24,24 @@ const (
 	StatusMemberUnreachable = "MemberUnreachable"
 )
 
+// An agent holds one tunnel to each of the federation's apiservers, so
+// that whichever of them a request reaches can send it to the member. Its
+// apiservers usually share one address (SO_REUSEPORT, or a Service), so the
+// agent cannot pick one: it dials again and again, and an apiserver that
+// already holds a tunnel of that agent answers an extra dial with
+// StatusAlreadyHere. InstanceHeader names the agent process (random at
+// each start); RoleHeader says whether the dial is its primary tunnel
+// (which always replaces an older tunnel of its cluster) or an extra one.
+const (
+	InstanceHeader = "X-Federation-Agent-Instance"
+	RoleHeader     = "X-Federation-Agent-Tunnel"
+	RolePrimary    = "primary"
+	RoleExtra      = "extra"
+	// StatusAlreadyHere is the HTTP status of an extra dial that reached
+	// an apiserver already holding a tunnel of the same agent.
+	StatusAlreadyHere = http.StatusConflict
+)
+
 const clustersPath = "/apis/federation/v1beta1/clusters/"
 
 // TunnelPath is the path of cluster's tunnel subresource, which its agent

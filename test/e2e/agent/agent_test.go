@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
@@ -189,14 +190,14 @@ spec:
 
 	t.Run("the agent killed mid-burst: nothing lost, nothing extra", func(t *testing.T) {
 		plane, agent := u.Plane("fed"), processplane.AgentInstance("cluster2")
-		burstWithFault(t, u, f, "fault-agent",
+		burstWithFault(t, federationClient(t, u, "fed"), f, all, "fault-agent",
 			func() { require.NoError(t, plane.Kill(agent)) },
 			func() { require.NoError(t, plane.StartInstance(context.Background(), agent)) })
 	})
 
 	t.Run("the apiserver holding the tunnel killed mid-burst: nothing lost, nothing extra", func(t *testing.T) {
 		plane := u.Plane("fed")
-		burstWithFault(t, u, f, "fault-apiserver",
+		burstWithFault(t, federationClient(t, u, "fed"), f, all, "fault-apiserver",
 			func() {
 				require.NoError(t, plane.Kill(processplane.APIServer))
 				// The embedded etcd's client port can stay taken for a
@@ -212,6 +213,28 @@ spec:
 	})
 
 	t.Run("refusals", func(t *testing.T) { refusals(t, u, f) })
+
+	t.Run("kubefed strays reaches the agent member through its tunnel", func(t *testing.T) {
+		// A copy of the federation's in cluster2 whose federated object
+		// never existed: a clone of a real copy under another name.
+		ctx := context.Background()
+		kept, err := f.MemberObject(ctx, "cluster2", configMaps, "default", "kept")
+		require.NoError(t, err)
+		orphan := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": kept.Object["data"]}}
+		orphan.SetName("orphan")
+		orphan.SetNamespace("default")
+		orphan.SetLabels(kept.GetLabels())
+		orphan.SetAnnotations(kept.GetAnnotations())
+		_, err = f.Member("cluster2").Resource(configMaps).Namespace("default").Create(ctx, orphan, metav1.CreateOptions{})
+		require.NoError(t, err)
+		out := u.MustKubefed("strays", "--context=fed")
+		assert.Regexp(t, `cluster2\s+ConfigMap\s+default\s+orphan`, out)
+		assert.NotContains(t, out, "skipped")
+		out = u.MustKubefed("strays", "--context=fed", "--clean")
+		assert.Contains(t, out, "deleted")
+		f.WaitAbsent([]string{"cluster2"}, configMaps, "default", "orphan")
+		f.WaitIn([]string{"cluster2"}, configMaps, "default", "kept", func(*unstructured.Unstructured) error { return nil })
+	})
 
 	t.Run("unjoin cuts the agent member off and stops its agent", func(t *testing.T) {
 		// Kept to try again once cluster2 is unjoined.
@@ -230,6 +253,10 @@ spec:
 		require.Error(t, err)
 		assert.True(t, apierrors.IsForbidden(err), "%v", err)
 		assert.Contains(t, err.Error(), "not issued for the current cluster cluster2")
+	})
+
+	t.Run("with --ha, the agent member is reached through whichever apiserver runs", func(t *testing.T) {
+		agentWithHA(t, u, env)
 	})
 }
 

@@ -31,10 +31,9 @@ const (
 // federation (retrying what fails while the fault lasts, as the fault
 // matrix's writer does), strikes after strikeAfter acknowledged writes,
 // undoes the fault once every write is acknowledged, and checks that each
-// member then holds exactly the burst's copies: none lost, none extra.
-func burstWithFault(t *testing.T, u *fedenv.User, f fedenv.Fixture, ns string, strike, undo func()) {
+// of members then holds exactly the burst's copies: none lost, none extra.
+func burstWithFault(t *testing.T, fed kubernetes.Interface, f fedenv.Fixture, members []string, ns string, strike, undo func()) {
 	ctx := context.Background()
-	fed := federationClient(t, u)
 	_, err := fed.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	names := make([]string, faultBurst)
@@ -71,7 +70,7 @@ func burstWithFault(t *testing.T, u *fedenv.User, f fedenv.Fixture, ns string, s
 	require.NoError(t, <-done)
 	undo()
 	require.NoError(t, poll.Until(ctx, 3*time.Minute, fmt.Sprintf("exactly the %d copies in every member", faultBurst), func(ctx context.Context) error {
-		for _, c := range all {
+		for _, c := range members {
 			list, err := f.Member(c).Resource(configMaps).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: federationv1beta1.FederationLabel})
 			if err != nil {
 				return err
@@ -90,10 +89,10 @@ func burstWithFault(t *testing.T, u *fedenv.User, f fedenv.Fixture, ns string, s
 	t.Logf("%s: %d writes (%d retried), every copy in place %s after the fault struck", ns, faultBurst, retries.Load(), time.Since(start).Round(100*time.Millisecond))
 }
 
-// federationClient is the admin's client of the federation.
-func federationClient(t *testing.T, u *fedenv.User) kubernetes.Interface {
+// federationClient is the admin's client of the federation of context.
+func federationClient(t *testing.T, u *fedenv.User, context string) kubernetes.Interface {
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: u.Kubeconfig}, &clientcmd.ConfigOverrides{CurrentContext: "fed"}).ClientConfig()
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: u.Kubeconfig}, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
 	require.NoError(t, err)
 	cfg.QPS, cfg.Burst = 200, 400
 	client, err := kubernetes.NewForConfig(cfg)
