@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	certificatesclient "k8s.io/client-go/kubernetes/typed/certificates/v1"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/agentcerts"
@@ -31,10 +33,12 @@ func newAcceptCommand(g *globalFlags) *cobra.Command {
 		Short: "Accept a member cluster's agent: approve its pending certificate request",
 		Long: `Accept the agent of member cluster CLUSTER_NAME, registered with a bootstrap token
 of kubefed token create without --auto-accept: approve the pending certificate
-requests of CLUSTER_NAME's agent made with such a token, by the same rules the
+request of CLUSTER_NAME's agent made with such a token, by the same rules the
 controller manager applies (the request asks for exactly the agent's client
 certificate, system:federation:agent:CLUSTER_NAME, with an unexpired token labelled for
-CLUSTER_NAME), and delete the token, which is good for one certificate.`,
+CLUSTER_NAME), and delete the token, which is good for one certificate. When a
+token has several pending requests (an agent that started again asks again), the
+newest is approved and the older ones are denied.`,
 		Example: `  kubefed accept edge1 --context=fed`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -59,8 +63,12 @@ func (o *acceptOptions) run(ctx context.Context, out io.Writer) error {
 	tokens := func(name string) (*corev1.Secret, error) {
 		return fed.kube.CoreV1().Secrets(federationv1beta1.SystemNamespace).Get(ctx, name, metav1.GetOptions{})
 	}
-	var accepted, refused []string
-	used := map[string]bool{}
+	// A token is good for one certificate: of its pending requests the
+	// newest is approved (an agent that started again asked again) and
+	// the older ones are denied, so no second key gets the cluster's
+	// identity from the same token.
+	var refused []string
+	byToken := map[string][]*certificatesv1.CertificateSigningRequest{}
 	for i := range list.Items {
 		csr := &list.Items[i]
 		if csr.Spec.SignerName != agentcerts.SignerName || !agentcerts.Pending(csr) {
@@ -74,18 +82,30 @@ func (o *acceptOptions) run(ctx context.Context, out io.Writer) error {
 			refused = append(refused, fmt.Sprintf("%s: %s", csr.Name, v.Message))
 			continue
 		}
-		csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
-			Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "AcceptedByAdmin",
-			Message: fmt.Sprintf("cluster %q's agent accepted with kubefed accept", o.cluster), LastUpdateTime: metav1.NewTime(o.now()),
-		})
-		if _, err := csrs.UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("approving certificate request %s of cluster %q: %w", csr.Name, o.cluster, err)
-		}
-		accepted = append(accepted, csr.Name)
-		used[v.TokenSecret] = true
+		byToken[v.TokenSecret] = append(byToken[v.TokenSecret], csr)
 	}
-	for name := range used {
-		if err := agentcerts.DeleteToken(ctx, fed.kube, name); err != nil {
+	var accepted, superseded []string
+	for token, pending := range byToken {
+		slices.SortFunc(pending, func(a, b *certificatesv1.CertificateSigningRequest) int {
+			if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Name, b.Name)
+		})
+		newest := pending[len(pending)-1]
+		for _, csr := range pending[:len(pending)-1] {
+			if err := o.decide(ctx, csrs, csr, certificatesv1.CertificateDenied, "Superseded",
+				fmt.Sprintf("a newer request of the same bootstrap token, %s, was accepted", newest.Name)); err != nil {
+				return err
+			}
+			superseded = append(superseded, csr.Name)
+		}
+		if err := o.decide(ctx, csrs, newest, certificatesv1.CertificateApproved, "AcceptedByAdmin",
+			fmt.Sprintf("cluster %q's agent accepted with kubefed accept", o.cluster)); err != nil {
+			return err
+		}
+		accepted = append(accepted, newest.Name)
+		if err := agentcerts.DeleteToken(ctx, fed.kube, token); err != nil {
 			return err
 		}
 	}
@@ -96,7 +116,24 @@ func (o *acceptOptions) run(ctx context.Context, out io.Writer) error {
 		}
 		return errors.New(msg)
 	}
-	fmt.Fprintf(out, "Accepted cluster %q: approved certificate request(s) %s; the agent's certificate is issued by the controller manager\n",
+	slices.Sort(accepted)
+	fmt.Fprintf(out, "Accepted cluster %q: approved certificate request %s; the agent's certificate is issued by the controller manager\n",
 		o.cluster, strings.Join(accepted, ", "))
+	if len(superseded) > 0 {
+		slices.Sort(superseded)
+		fmt.Fprintf(out, "Denied the older request(s) of the same token: %s\n", strings.Join(superseded, ", "))
+	}
+	return nil
+}
+
+// decide approves or denies a certificate request.
+func (o *acceptOptions) decide(ctx context.Context, csrs certificatesclient.CertificateSigningRequestInterface, csr *certificatesv1.CertificateSigningRequest,
+	decision certificatesv1.RequestConditionType, reason, message string) error {
+	csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
+		Type: decision, Status: corev1.ConditionTrue, Reason: reason, Message: message, LastUpdateTime: metav1.NewTime(o.now()),
+	})
+	if _, err := csrs.UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("deciding certificate request %s of cluster %q: %w", csr.Name, o.cluster, err)
+	}
 	return nil
 }

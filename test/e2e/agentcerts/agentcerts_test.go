@@ -190,17 +190,30 @@ func TestAgentCertificates(t *testing.T) {
 		}))
 		out = u.MustKubefed("accept", "edge4", "--context="+fed)
 		assert.Contains(t, out, `Accepted cluster "edge4"`)
+		assert.Contains(t, out, "Denied the older request(s) of the same token")
 		r := <-done
-		require.NoError(t, r.err)
+		require.NoError(t, r.err, "the newest request, the waiting agent's, is approved")
 		assert.Equal(t, "system:federation:agent:edge4", r.cred.Certificate().Subject.CommonName)
 		assert.Empty(t, tokens("edge4"), "accept deletes the token")
+		// One token, one certificate: the request given up on is denied.
 		list, err := admin.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
 		require.NoError(t, err)
+		var approvedN, superseded int
 		for _, csr := range list.Items {
-			if strings.HasPrefix(csr.Name, "agent-edge4-") {
-				assert.True(t, approved(&csr), "%s approved by kubefed accept", csr.Name)
+			if !strings.HasPrefix(csr.Name, "agent-edge4-") {
+				continue
+			}
+			if approved(&csr) {
+				approvedN++
+			}
+			for _, c := range csr.Status.Conditions {
+				if c.Type == certificatesv1.CertificateDenied && c.Reason == "Superseded" {
+					superseded++
+				}
 			}
 		}
+		assert.Equal(t, 1, approvedN, "one request of the token approved")
+		assert.GreaterOrEqual(t, superseded, 1, "the older requests of the token denied")
 	})
 
 	t.Run("an expired token is refused", func(t *testing.T) {
