@@ -1,6 +1,7 @@
-// Package deploy carries the federation's Helm chart into Go programs:
-// kubefed renders it (helm's chart loader reads Chart from the embedded
-// files) to install the control plane in a host cluster.
+// Package deploy carries the federation's Helm charts into Go programs:
+// kubefed renders them (helm's chart loader reads them from the embedded
+// files) to install the control plane in a host cluster and an agent in a
+// member cluster.
 package deploy
 
 import "embed"
@@ -9,3 +10,9 @@ import "embed"
 //
 //go:embed all:charts/federation
 var Chart embed.FS
+
+// AgentChart holds the chart deploy/charts/federation-agent, under that
+// path: the agent of a member the federation cannot reach.
+//
+//go:embed all:charts/federation-agent
+var AgentChart embed.FS

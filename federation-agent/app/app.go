@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/component-base/metrics/legacyregistry"
@@ -34,7 +35,9 @@ type Options struct {
 	Token              string
 	TokenFile          string
 	CertDir            string
+	CredentialSecret   string
 	MemberKubeconfig   string
+	MemberTokenFile    string
 	MetricsBindAddress string
 }
 
@@ -52,7 +55,8 @@ the member's credential never leaves the member.
 
 On its first start it trades the bootstrap token of 'kubefed token create' for a
 client certificate of its own (a CertificateSigningRequest at the federation),
-kept in --cert-dir and renewed before it expires.`,
+kept in --cert-dir (or, in a pod, in the member Secret --credential-secret) and
+renewed before it expires.`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: false,
@@ -71,7 +75,9 @@ kept in --cert-dir and renewed before it expires.`,
 	f.StringVar(&o.Token, "token", "", "the bootstrap token of 'kubefed token create' (used once, when --cert-dir holds no certificate yet)")
 	f.StringVar(&o.TokenFile, "token-file", "", "a file holding the bootstrap token, in place of --token")
 	f.StringVar(&o.CertDir, "cert-dir", "/var/lib/federation-agent", "where the agent keeps its key and certificates")
+	f.StringVar(&o.CredentialSecret, "credential-secret", "", "NAMESPACE/NAME of a member Secret (existing; type Opaque) where the agent keeps its key and certificates instead of --cert-dir, read and written with the pod's own service account")
 	f.StringVar(&o.MemberKubeconfig, "member-kubeconfig", "", "how to reach the member's API server; empty: the in-cluster service account")
+	f.StringVar(&o.MemberTokenFile, "member-token-file", "", "with no --member-kubeconfig, a file with the bearer token the federation's requests act with in the member (re-read as it changes), instead of the pod's service account; the member's address and CA stay the in-cluster ones")
 	f.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "", "host:port serving /metrics and /healthz over HTTP; empty: off")
 	fedversion.AddFlag(cmd)
 	return cmd
@@ -97,7 +103,30 @@ func (o *Options) Validate() error {
 	if o.Token != "" && o.TokenFile != "" {
 		errs = append(errs, errors.New("give --token or --token-file, not both"))
 	}
+	if o.MemberTokenFile != "" && o.MemberKubeconfig != "" {
+		errs = append(errs, errors.New("--member-token-file is for an agent in a pod (no --member-kubeconfig): put the token in the kubeconfig instead"))
+	}
+	if o.CredentialSecret != "" {
+		if _, _, err := splitSecret(o.CredentialSecret); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// splitSecret reads --credential-secret's NAMESPACE/NAME.
+func splitSecret(ref string) (namespace, name string, err error) {
+	namespace, name, ok := strings.Cut(ref, "/")
+	if !ok {
+		return "", "", fmt.Errorf("--credential-secret %q: want NAMESPACE/NAME", ref)
+	}
+	if errs := validation.IsDNS1123Label(namespace); len(errs) > 0 {
+		return "", "", fmt.Errorf("--credential-secret %q: namespace: %s", ref, errs[0])
+	}
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return "", "", fmt.Errorf("--credential-secret %q: name: %s", ref, errs[0])
+	}
+	return namespace, name, nil
 }
 
 // Run gets the agent's identity and holds the tunnel until ctx ends.
@@ -127,9 +156,13 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 		token = strings.TrimSpace(string(b))
 	}
-	cred, err := agentcredential.Start(ctx, agentcredential.Config{
-		Server: o.Federation[0], CAData: ca, BootstrapToken: token, Cluster: o.Cluster, Dir: o.CertDir,
-	})
+	cfg := agentcredential.Config{Server: o.Federation[0], CAData: ca, BootstrapToken: token, Cluster: o.Cluster, Dir: o.CertDir}
+	if o.CredentialSecret != "" {
+		if cfg.Store, err = o.secretStore(); err != nil {
+			return err
+		}
+	}
+	cred, err := agentcredential.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -143,11 +176,36 @@ func (o *Options) Run(ctx context.Context) error {
 	})
 }
 
+// secretStore keeps the agent's certificate in --credential-secret, with
+// the pod's own service account.
+func (o *Options) secretStore() (*agentcredential.SecretStore, error) {
+	namespace, name, err := splitSecret(o.CredentialSecret)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := rest.InClusterConfig()
+	if err != nil {
+		return nil, fmt.Errorf("--credential-secret is read with the pod's service account, and this is not a pod: %w", err)
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return agentcredential.NewSecretStore(client, namespace, name), nil
+}
+
 func (o *Options) memberConfig() (*rest.Config, error) {
 	if o.MemberKubeconfig == "" {
 		cfg, err := rest.InClusterConfig()
 		if err != nil {
 			return nil, fmt.Errorf("reaching the member: no --member-kubeconfig, and not in a pod: %w", err)
+		}
+		if o.MemberTokenFile != "" {
+			if _, err := os.Stat(o.MemberTokenFile); err != nil {
+				return nil, fmt.Errorf("--member-token-file: %w", err)
+			}
+			// Read again as it changes, as the pod's own token is.
+			cfg.BearerToken, cfg.BearerTokenFile = "", o.MemberTokenFile
 		}
 		return cfg, nil
 	}

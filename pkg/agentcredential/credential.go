@@ -42,8 +42,24 @@ type Config struct {
 	BootstrapToken string
 	// Cluster is the agent's Cluster at the federation.
 	Cluster string
-	// Dir keeps the private key and certificates (files of mode 0600).
+	// Dir keeps the private key and certificates (files of mode 0600),
+	// unless Store is set.
 	Dir string
+	// Store, when set, keeps them instead of Dir (NewSecretStore: an
+	// agent in a pod); the certificate manager's renewals are written
+	// there too.
+	Store certificate.Store
+}
+
+// where names the store, for messages.
+func (cfg Config) where() string {
+	if cfg.Store == nil {
+		return cfg.Dir
+	}
+	if s, ok := cfg.Store.(fmt.Stringer); ok {
+		return s.String()
+	}
+	return "the agent's certificate store"
 }
 
 // Errors Start returns (wrapped, with what to do).
@@ -81,34 +97,38 @@ type Credential struct {
 	cancel  context.CancelFunc
 }
 
-// Start returns the agent's credential: the certificate in Dir if it is
+// Start returns the agent's credential: the certificate in Dir (or Store) if it is
 // valid and the cluster's, else one got with the bootstrap token, blocking
 // until the federation issues it (at most ctx's deadline, or 2 minutes).
 // The certificate is renewed at 70-90% of its lifetime with a request the
 // certificate itself authenticates, until Stop.
 func Start(ctx context.Context, cfg Config) (*Credential, error) {
-	if cfg.Server == "" || len(cfg.CAData) == 0 || cfg.Cluster == "" || cfg.Dir == "" {
-		return nil, errors.New("agent credential: Server, CAData, Cluster and Dir are required")
+	if cfg.Server == "" || len(cfg.CAData) == 0 || cfg.Cluster == "" || (cfg.Dir == "" && cfg.Store == nil) {
+		return nil, errors.New("agent credential: Server, CAData, Cluster and Dir or Store are required")
 	}
 	roots := x509.NewCertPool()
 	if !roots.AppendCertsFromPEM(cfg.CAData) {
 		return nil, errors.New("agent credential: CAData holds no PEM certificate")
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating the agent's credentials folder: %w", err)
+	store := cfg.Store
+	if store == nil {
+		if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+			return nil, fmt.Errorf("creating the agent's credentials folder: %w", err)
+		}
+		var err error
+		store, err = certificate.NewFileStoreWithLogger(klog.FromContext(ctx).V(2), storePrefix, cfg.Dir, cfg.Dir, "", "")
+		if err != nil {
+			return nil, fmt.Errorf("the agent's certificate store in %s: %w", cfg.Dir, err)
+		}
 	}
-	store, err := certificate.NewFileStoreWithLogger(klog.FromContext(ctx).V(2), storePrefix, cfg.Dir, cfg.Dir, "", "")
-	if err != nil {
-		return nil, fmt.Errorf("the agent's certificate store in %s: %w", cfg.Dir, err)
-	}
-	valid, err := validCertificate(store, cfg.Cluster)
+	valid, err := validCertificate(store, cfg.Cluster, cfg.where())
 	if err != nil {
 		return nil, err
 	}
 	if !valid {
 		if cfg.BootstrapToken == "" {
 			return nil, fmt.Errorf("%s holds no valid certificate of cluster %q and no bootstrap token was given: ask the federation's admin for one (kubefed token create %s)",
-				cfg.Dir, cfg.Cluster, cfg.Cluster)
+				cfg.where(), cfg.Cluster, cfg.Cluster)
 		}
 		if _, ok := ctx.Deadline(); !ok {
 			var cancel context.CancelFunc
@@ -182,14 +202,14 @@ func template(cluster string) *x509.CertificateRequest {
 
 // validCertificate: the store holds an unexpired certificate of cluster's
 // agent.
-func validCertificate(store certificate.Store, cluster string) (bool, error) {
+func validCertificate(store certificate.Store, cluster, where string) (bool, error) {
 	current, err := store.Current()
 	var none *certificate.NoCertKeyError
 	if errors.As(err, &none) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("reading the agent's certificate: %w", err)
+		return false, fmt.Errorf("reading the agent's certificate from %s: %w", where, err)
 	}
 	leaf := current.Leaf
 	if leaf == nil {
@@ -198,7 +218,7 @@ func validCertificate(store certificate.Store, cluster string) (bool, error) {
 		}
 	}
 	if want := federationv1beta1.AgentUser(cluster); leaf.Subject.CommonName != want {
-		return false, fmt.Errorf("the agent's certificate store holds the certificate of %q, not of %q: use another folder", leaf.Subject.CommonName, want)
+		return false, fmt.Errorf("%s holds the certificate of %q, not of %q: use another folder or Secret", where, leaf.Subject.CommonName, want)
 	}
 	return time.Now().Before(leaf.NotAfter), nil
 }
@@ -252,7 +272,7 @@ func bootstrap(ctx context.Context, cfg Config, roots *x509.CertPool, store cert
 		return err
 	}
 	if _, err := store.Update(certPEM, keyPEM); err != nil {
-		return fmt.Errorf("keeping the agent's certificate in %s: %w", cfg.Dir, err)
+		return fmt.Errorf("keeping the agent's certificate in %s: %w", cfg.where(), err)
 	}
 	logger.Info("Got the agent's certificate", "cluster", cfg.Cluster, "user", federationv1beta1.AgentUser(cfg.Cluster))
 	return nil

@@ -39,7 +39,7 @@ func (f found) String() string { return f.kind + "/" + f.obj.GetName() }
 // deleteData, as `helm uninstall` keeps what a StatefulSet's claims hold.
 // Objects a controller owns (pods, ReplicaSets) go with their owner.
 func (h *Host) Delete(ctx context.Context, name string, deleteData bool, timeout time.Duration) (*Deleted, error) {
-	objs, err := h.find(ctx, name)
+	objs, err := h.find(ctx, fmt.Sprintf("%s=%s,%s=%s", LabelName, AppName, LabelInstance, name))
 	if err != nil {
 		return nil, err
 	}
@@ -75,14 +75,32 @@ func (h *Host) Delete(ctx context.Context, name string, deleteData bool, timeout
 	return d, nil
 }
 
+// DeleteSelected deletes every object of the namespace that selector (a
+// label selector) matches and no controller owns, as Delete does, waits
+// until they are gone and returns them ("Kind/name"): what another chart
+// rendered into the namespace (a member's agent).
+func (h *Host) DeleteSelected(ctx context.Context, selector string, timeout time.Duration) ([]string, error) {
+	objs, err := h.find(ctx, selector)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.deleteAndWait(ctx, objs, timeout); err != nil {
+		return nil, err
+	}
+	var deleted []string
+	for _, f := range objs {
+		deleted = append(deleted, f.String())
+	}
+	return deleted, nil
+}
+
 // find lists the namespaced objects of every kind the host serves that
-// carry federation name's labels, leaving out those a controller owns.
-func (h *Host) find(ctx context.Context, name string) ([]found, error) {
+// selector matches, leaving out those a controller owns.
+func (h *Host) find(ctx context.Context, selector string) ([]found, error) {
 	lists, err := h.Kube.Discovery().ServerPreferredNamespacedResources()
 	if err != nil && len(lists) == 0 {
-		return nil, fmt.Errorf("reading the host cluster's APIs: %w", err)
+		return nil, fmt.Errorf("reading the cluster's APIs: %w", err)
 	}
-	selector := fmt.Sprintf("%s=%s,%s=%s", LabelName, AppName, LabelInstance, name)
 	var out []found
 	for _, list := range lists {
 		gv, err := schema.ParseGroupVersion(list.GroupVersion)
@@ -123,7 +141,7 @@ func (h *Host) deleteAndWait(ctx context.Context, objs []found, timeout time.Dur
 			return fmt.Errorf("deleting %s in %s: %w", f, h.Namespace, err)
 		}
 	}
-	return poll.UntilEvery(ctx, timeout, 500*time.Millisecond, "the federation's objects in "+h.Namespace+" to be gone", func(ctx context.Context) error {
+	return poll.UntilEvery(ctx, timeout, 500*time.Millisecond, "the deleted objects in "+h.Namespace+" to be gone", func(ctx context.Context) error {
 		var left []string
 		for _, f := range objs {
 			obj, err := h.Dynamic.Resource(f.gvr).Namespace(h.Namespace).Get(ctx, f.obj.GetName(), metav1.GetOptions{})

@@ -76,7 +76,7 @@ func (h *Host) resource(obj *unstructured.Unstructured) (dynamic.ResourceInterfa
 		m, err = h.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: the host cluster does not serve it: %w", gvk.Kind, obj.GetName(), err)
+		return nil, fmt.Errorf("%s %s: the cluster does not serve it: %w", gvk.Kind, obj.GetName(), err)
 	}
 	if m.Scope.Name() == meta.RESTScopeNameRoot {
 		return h.Dynamic.Resource(m.Resource), nil
@@ -95,6 +95,40 @@ func (h *Host) Apply(ctx context.Context, objs []*unstructured.Unstructured) err
 		if _, err := r.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
 			return fmt.Errorf("applying %s %s/%s: %w", obj.GetKind(), h.Namespace, obj.GetName(), err)
 		}
+	}
+	return nil
+}
+
+// Existing names ("Kind/name") those of objs that exist already.
+func (h *Host) Existing(ctx context.Context, objs []*unstructured.Unstructured) ([]string, error) {
+	var found []string
+	for _, obj := range objs {
+		r, err := h.resource(obj.DeepCopy())
+		if err != nil {
+			return nil, err
+		}
+		_, err = r.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		switch {
+		case err == nil:
+			found = append(found, obj.GetKind()+"/"+obj.GetName())
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("reading %s %s/%s: %w", obj.GetKind(), h.Namespace, obj.GetName(), err)
+		}
+	}
+	return found, nil
+}
+
+// Remove deletes obj, which Apply applied; its dependents (a
+// Deployment's pods) go in the background. It is gone already: nil.
+func (h *Host) Remove(ctx context.Context, obj *unstructured.Unstructured) error {
+	r, err := h.resource(obj.DeepCopy())
+	if err != nil {
+		return err
+	}
+	background := metav1.DeletePropagationBackground
+	err = r.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &background})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting %s %s/%s: %w", obj.GetKind(), h.Namespace, obj.GetName(), err)
 	}
 	return nil
 }

@@ -15,7 +15,8 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Chart is the federation's Helm chart.
+// Chart is a Helm chart kubefed installs: the federation's, or its agent's
+// (in a member).
 type Chart struct{ chart *chart.Chart }
 
 // LoadChart reads a chart from the root of fsys.

@@ -86,10 +86,16 @@ func ParseArgOverrides(flag, overrides string) ([]string, error) {
 	return args, nil
 }
 
-// splitImage splits REPOSITORY[:TAG]; the chart joins them again.
+// splitImage splits --image's REPOSITORY[:TAG]; the chart joins them again.
 func splitImage(image string) (repository, tag string, err error) {
+	return SplitImage("--image", image)
+}
+
+// SplitImage splits REPOSITORY[:TAG], the value of the kubefed flag named
+// flag, into a chart's image.repository and image.tag.
+func SplitImage(flag, image string) (repository, tag string, err error) {
 	if image == "" || strings.Contains(image, "@") || strings.ContainsAny(image, " \t") {
-		return "", "", fmt.Errorf("--image %q: want REPOSITORY[:TAG], e.g. localhost/federation:v0.5.0", image)
+		return "", "", fmt.Errorf("%s %q: want REPOSITORY[:TAG], e.g. localhost/federation:v0.5.0", flag, image)
 	}
 	slash := strings.LastIndex(image, "/")
 	if colon := strings.LastIndex(image, ":"); colon > slash {

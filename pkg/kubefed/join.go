@@ -44,6 +44,8 @@ type joinOptions struct {
 	// serverAddress is the address an agent member's Cluster records;
 	// the federation never dials it.
 	serverAddress string
+	// agentChart are the flags of an agent run as a Deployment.
+	agentChart agentChartOptions
 }
 
 func newJoinCommand(g *globalFlags) *cobra.Command {
@@ -64,7 +66,12 @@ baseline (or restricted, --pod-security). It marks the namespaces of
 A second ClusterRole, federation-FED-namespace-rbac, holds the account's RBAC
 rights in the namespaces the federation creates; the policy bounds them to those
 namespaces (see docs/guide/rbac-and-tenants.md, "Roles and RoleBindings"). In the federation it stores those credentials in a Secret in federation-system and
-creates the Cluster object.`,
+creates the Cluster object.
+
+With --connection=agent the federation stores no credential: an agent that dials the
+federation holds the member's. --agent=deployment (the default) installs it in the member's
+federation-system from the chart deploy/charts/federation-agent (--agent-image,
+--agent-values, --agent-federation-address); --agent=local runs it beside a local federation.`,
 		Example: `  kubefed join cluster1 --context=fed --cluster-context=cluster1`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -87,6 +94,9 @@ creates the Cluster object.`,
 			if o.serverAddress != "" && o.connection != connectionAgent {
 				return fmt.Errorf("--server-address is for --connection=%s: a member the federation dials is dialled at its cluster context's address", connectionAgent)
 			}
+			if err := o.agentChart.validate(cmd.Flags(), o.connection, o.agent); err != nil {
+				return err
+			}
 			return o.run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
@@ -104,6 +114,7 @@ creates the Cluster object.`,
 		"with --connection=agent, where the agent runs: deployment (in the member's federation-system namespace) or local (a process beside a local federation, kept with it by kubefed start/stop)")
 	cmd.Flags().StringVar(&o.serverAddress, "server-address", "",
 		"with --connection=agent, the member's API address the Cluster shows (default: the cluster context's); the federation never dials it")
+	o.agentChart.addFlags(cmd.Flags())
 	return cmd
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,21 +80,24 @@ func (o *joinOptions) joinThroughAgent(ctx context.Context, out io.Writer, fed *
 		return err
 	}
 
+	agent := agentSetup{cluster: o.cluster, federation: fed.host, federationCA: federationCA, member: memberCfg}
+	if plane == nil {
+		if err := agent.checkMember(ctx, &o.agentChart, access.TokenSecret.Name); err != nil {
+			return fmt.Errorf("joining cluster %q through an agent: %w", o.cluster, err)
+		}
+	}
+
 	undo := &rollback{}
 	token, memberCA, err := setUpMember(ctx, out, member, access, o.federation, o.adoptNamespaces, undo)
-	var bootstrap string
 	if err == nil {
-		bootstrap, err = createAgentCluster(ctx, fed, cluster, undo)
+		agent.bootstrapToken, err = createAgentCluster(ctx, fed, cluster, undo)
 	}
 	if err == nil {
-		agent := agentSetup{
-			cluster: o.cluster, federation: fed.host, federationCA: federationCA, bootstrapToken: bootstrap,
-			member: memberCfg, memberToken: token, memberCA: append(memberCA, memberCfg.CAData...),
-		}
+		agent.memberToken, agent.memberCA = token, append(memberCA, memberCfg.CAData...)
 		if plane != nil {
 			err = agent.startLocal(plane, undo)
 		} else {
-			err = errors.New("--agent=" + agentInMember + " is not built yet: use --agent=" + agentLocal)
+			err = agent.startInMember(ctx, out, &o.agentChart, access.TokenSecret.Name, undo)
 		}
 	}
 	if err != nil {
@@ -116,6 +120,8 @@ func (o *joinOptions) joinThroughAgent(ctx context.Context, out io.Writer, fed *
 		fmt.Fprintf(out, "warning: cluster %q is joined, but not Ready yet: %v\n", o.cluster, err)
 		if plane != nil {
 			fmt.Fprintf(out, "the agent's log: %s\n", plane.Processes[processplane.AgentInstance(o.cluster)].Log)
+		} else {
+			fmt.Fprintf(out, "the agent's log: kubectl --context=%s -n %s logs deployment/%s\n", o.clusterContext, federationv1beta1.SystemNamespace, agentRelease)
 		}
 	}
 	o.forwardDNS(ctx, out, fed, member)
@@ -240,13 +246,21 @@ func caOf(cfg *rest.Config) ([]byte, error) {
 }
 
 // removeAgent stops what ran the agent of an unjoined cluster: its local
-// process, if this machine runs the federation and the agent, and its
-// unused bootstrap tokens. The Cluster is gone already, so the federation
-// has closed its tunnel whatever runs.
-func (o *unjoinOptions) removeAgent(ctx context.Context, fed *federationClients) error {
+// process, if this machine runs the federation and the agent, or what join
+// installed in the member (--agent=deployment), when the member's context
+// reaches it; and its unused bootstrap tokens. The Cluster is gone
+// already, so the federation has closed its tunnel whatever runs.
+func (o *unjoinOptions) removeAgent(ctx context.Context, out io.Writer, fed *federationClients) error {
 	var errs []error
 	if plane, err := localPlane(o.federation); err == nil && plane.Agents[o.cluster] != nil {
 		errs = append(errs, plane.StopAgent(o.cluster))
+	} else if cfg, _, err := o.memberClient(ctx, o.clusterContext); err != nil {
+		errs = append(errs, fmt.Errorf("could not delete an agent of cluster %q that join installed in the member, if any: the federation refuses it now; delete the objects of the member's %s labelled %s: %w",
+			o.cluster, federationv1beta1.SystemNamespace, agentSelector(o.cluster), err))
+	} else if deleted, err := removeFromMember(ctx, cfg, o.cluster); err != nil {
+		errs = append(errs, err)
+	} else if len(deleted) > 0 {
+		fmt.Fprintf(out, "deleted the agent from the member's %s: %s\n", federationv1beta1.SystemNamespace, strings.Join(deleted, ", "))
 	}
 	err := fed.kube.CoreV1().Secrets(federationv1beta1.SystemNamespace).DeleteCollection(ctx, metav1.DeleteOptions{},
 		metav1.ListOptions{LabelSelector: federationv1beta1.AgentClusterLabel + "=" + o.cluster})

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/federation-v1/federation/pkg/agentcredential"
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/localprocess"
 	"github.com/federation-v1/federation/pkg/processplane"
 )
@@ -34,6 +35,8 @@ type registerOptions struct {
 	adoptNamespaces   []string
 	podSecurity       string
 	agent             string
+	// agentChart are the flags of an agent run as a Deployment.
+	agentChart agentChartOptions
 	// dataDir keeps a local agent's files and process record.
 	dataDir string
 }
@@ -51,13 +54,15 @@ needed beyond the one-use bootstrap token.
 It checks the federation's CA against --ca-cert-hash, then creates in the member what
 'kubefed join' creates there (the federation-system namespace, the federation's
 ServiceAccount, its least-privilege ClusterRoles and the ValidatingAdmissionPolicy
-that bounds it) and starts the agent with that account: a process on this machine
+that bounds it) and starts the agent with that account: a Deployment in the member's
+federation-system rendered from the agent chart (--agent=deployment, the default; as
+kubefed join --connection=agent installs it), or a process on this machine
 (--agent=local). The agent trades the token for its own client certificate at the
 federation, and holds the tunnel through which the federation reaches the member. The
 federation uses the cluster once its admin has accepted it (kubefed accept), unless the
 token was created with --auto-accept.`,
 		Example: `  kubefed register edge1 --federation=https://fed.example.com:6443 --federation-name=fed \
-    --token=abcdef.0123456789abcdef --ca-cert-hash=sha256:... --cluster-context=edge1 --agent=local`,
+    --token=abcdef.0123456789abcdef --ca-cert-hash=sha256:... --cluster-context=edge1`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.cluster = args[0]
@@ -65,6 +70,9 @@ token was created with --auto-accept.`,
 				o.clusterContext = o.cluster
 			}
 			if err := o.validate(); err != nil {
+				return err
+			}
+			if err := o.agentChart.validate(cmd.Flags(), connectionAgent, o.agent); err != nil {
 				return err
 			}
 			return o.run(cmd.Context(), cmd.OutOrStdout())
@@ -77,8 +85,9 @@ token was created with --auto-accept.`,
 	cmd.Flags().StringVar(&o.caCertHash, "ca-cert-hash", "", "sha256:HASH of the federation CA's public key, as kubefed token create prints it")
 	cmd.Flags().StringSliceVar(&o.adoptNamespaces, "adopt-namespaces", []string{"default"}, "as for kubefed join")
 	cmd.Flags().StringVar(&o.podSecurity, "pod-security", podSecurityBaseline, "as for kubefed join")
-	cmd.Flags().StringVar(&o.agent, "agent", agentLocal, "where the agent runs: local (a process on this machine, its files in --data-dir)")
-	cmd.Flags().StringVar(&o.dataDir, "data-dir", "", "folder of a local agent (default ~/.federation/agents/CLUSTER_NAME)")
+	cmd.Flags().StringVar(&o.agent, "agent", agentInMember, "where the agent runs: deployment (in the member's federation-system, from the agent chart) or local (a process on this machine, its files in --data-dir)")
+	cmd.Flags().StringVar(&o.dataDir, "data-dir", "", "with --agent=local, the agent's folder (default ~/.federation/agents/CLUSTER_NAME)")
+	o.agentChart.addFlags(cmd.Flags())
 	return cmd
 }
 
@@ -99,8 +108,11 @@ func (o *registerOptions) validate() error {
 	if !strings.HasPrefix(o.caCertHash, "sha256:") {
 		errs = append(errs, errors.New("--ca-cert-hash is required, as sha256:HASH"))
 	}
-	if o.agent != agentLocal {
-		errs = append(errs, fmt.Errorf("--agent %q: only %s is built yet", o.agent, agentLocal))
+	if o.agent != agentLocal && o.agent != agentInMember {
+		errs = append(errs, fmt.Errorf("--agent %q: want %s (a Deployment in the member) or %s (a process on this machine)", o.agent, agentInMember, agentLocal))
+	}
+	if o.agent != agentLocal && o.dataDir != "" {
+		errs = append(errs, fmt.Errorf("--data-dir is for --agent=%s", agentLocal))
 	}
 	if err := validateAdoptNamespaces(o.adoptNamespaces); err != nil {
 		errs = append(errs, err)
@@ -123,24 +135,36 @@ func (o *registerOptions) run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dir := o.dataDir
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return err
-		}
-		dir = filepath.Join(home, ".federation", "agents", o.cluster)
-	}
 	access := newMemberAccess(o.federationName)
 	withPodSecurity(access, o.federationName, o.podSecurity)
+	setup := agentSetup{cluster: o.cluster, federation: o.federationAddress, federationCA: federationCA, bootstrapToken: o.token, member: memberCfg}
+	dir, logs := o.dataDir, ""
+	if o.agent == agentInMember {
+		if err := setup.checkMember(ctx, &o.agentChart, access.TokenSecret.Name); err != nil {
+			return fmt.Errorf("registering cluster %q: %w", o.cluster, err)
+		}
+		logs = fmt.Sprintf("kubectl --context=%s -n %s logs deployment/%s", o.clusterContext, federationv1beta1.SystemNamespace, agentRelease)
+	} else {
+		if dir == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return err
+			}
+			dir = filepath.Join(home, ".federation", "agents", o.cluster)
+		}
+		logs = filepath.Join(dir, "agent.log")
+	}
 	undo := &rollback{}
 	token, memberCA, err := setUpMember(ctx, out, member, access, o.federationName, o.adoptNamespaces, undo)
 	if err == nil {
-		setup := agentSetup{cluster: o.cluster, federation: o.federationAddress, federationCA: federationCA, bootstrapToken: o.token,
-			member: memberCfg, memberToken: token, memberCA: append(memberCA, memberCfg.CAData...)}
-		var args []string
-		if args, err = setup.files(dir, undo); err == nil {
-			err = startStandaloneAgent(dir, args)
+		setup.memberToken, setup.memberCA = token, append(memberCA, memberCfg.CAData...)
+		if o.agent == agentInMember {
+			err = setup.startInMember(ctx, out, &o.agentChart, access.TokenSecret.Name, undo)
+		} else {
+			var args []string
+			if args, err = setup.files(dir, undo); err == nil {
+				err = startStandaloneAgent(dir, args)
+			}
 		}
 	}
 	if err != nil {
@@ -150,7 +174,7 @@ func (o *registerOptions) run(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("registering cluster %q: %w", o.cluster, err)
 	}
 	fmt.Fprintf(out, "the agent of cluster %q runs (its log: %s); the federation uses the cluster once its admin has accepted it (kubefed accept %s), unless the token was created with --auto-accept\n",
-		o.cluster, filepath.Join(dir, "agent.log"), o.cluster)
+		o.cluster, logs, o.cluster)
 	return nil
 }
 

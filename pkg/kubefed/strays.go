@@ -11,14 +11,17 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/pager"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
@@ -92,6 +95,9 @@ type strayFinder struct {
 	// deleting are the objects whose deletion's tombstone is pending: their
 	// copies are being deleted, not strays (strays_tombstones.go).
 	deleting sets.Set[string]
+	// federated are the keys of each type's federated objects, listed
+	// once (not a read per copy: a member holds thousands).
+	federated map[*federatedtypes.Type]sets.Set[string]
 }
 
 func (o *strayOptions) run(ctx context.Context, out, errOut io.Writer) error {
@@ -170,7 +176,7 @@ func (f *strayFinder) inCluster(ctx context.Context, kube kubernetes.Interface, 
 			if _, never := federatedtypes.NeverPropagatedIn(neverPropagated, t.Resource.GroupResource(), obj.GetNamespace(), obj.GetName()); never || !ownership.OurCopy(obj, f.name, f.uid) {
 				continue
 			}
-			gone, err := f.federatedGone(ctx, t, obj)
+			gone, err := f.listedGone(ctx, t, obj)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("cluster %s: %s %s: %w", cl.Name, t.Kind, strayKey(obj), err))
 				continue
@@ -200,7 +206,35 @@ func (f *strayFinder) memberConfig(ctx context.Context, kube kubernetes.Interfac
 	return membercluster.RESTConfig(cl, secret)
 }
 
-// federatedGone reads the federated object of a copy at the federation.
+// listedGone says whether the federated object of a copy is missing from
+// the federation's objects of its type, listed at the first copy of the
+// type.
+func (f *strayFinder) listedGone(ctx context.Context, t *federatedtypes.Type, obj *unstructured.Unstructured) (bool, error) {
+	keys, ok := f.federated[t]
+	if !ok {
+		keys = sets.New[string]()
+		p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return f.fed.Resource(t.Resource).List(ctx, opts)
+		})
+		err := p.EachListItem(ctx, metav1.ListOptions{}, func(o runtime.Object) error {
+			if m, err := meta.Accessor(o); err == nil {
+				keys.Insert(m.GetNamespace() + "/" + m.GetName())
+			}
+			return nil
+		})
+		if err != nil {
+			return false, fmt.Errorf("listing the federation's %s: %w", t.Name, err)
+		}
+		if f.federated == nil {
+			f.federated = map[*federatedtypes.Type]sets.Set[string]{}
+		}
+		f.federated[t] = keys
+	}
+	return !keys.Has(obj.GetNamespace() + "/" + obj.GetName()), nil
+}
+
+// federatedGone reads the federated object of a copy at the federation,
+// right before --clean deletes the copy.
 func (f *strayFinder) federatedGone(ctx context.Context, t *federatedtypes.Type, obj *unstructured.Unstructured) (bool, error) {
 	_, err := f.fed.Resource(t.Resource).Namespace(obj.GetNamespace()).Get(ctx, obj.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {

@@ -124,3 +124,25 @@ func TestACopyWhoseObjectHasATombstoneIsNoStray(t *testing.T) {
 	assert.False(t, f.beingDeleted(cms, cm("default", "other")))
 	assert.False(t, f.beingDeleted(federatedtypes.ByName("secrets"), cm("default", "deleted")), "another type's")
 }
+
+func TestStraysListTheFederatedObjectsOnceAType(t *testing.T) {
+	ctx := context.Background()
+	cms := federatedtypes.ByName("configmaps")
+	fed := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{cms.Resource: "ConfigMapList"}, cm("default", "kept"), cm("team", "kept"))
+	f := &strayFinder{fed: fed, name: "fed", uid: "u"}
+	for _, c := range []struct {
+		copy *unstructured.Unstructured
+		gone bool
+	}{
+		{cm("default", "kept"), false},
+		{cm("team", "kept"), false},
+		{cm("default", "orphan"), true},
+		{cm("other", "kept"), true},
+	} {
+		gone, err := f.listedGone(ctx, cms, c.copy)
+		require.NoError(t, err)
+		assert.Equal(t, c.gone, gone, "%s/%s", c.copy.GetNamespace(), c.copy.GetName())
+	}
+	assert.Len(t, fed.Actions(), 1, "one list for every copy of the type: %v", fed.Actions())
+}

@@ -28,6 +28,8 @@ func newUnjoinCommand(g *globalFlags) *cobra.Command {
 federation, and the ServiceAccount, ClusterRoles, bindings (also those in the
 namespaces the federation created), token and admission policy in the member, and
 the federation's adopted-by mark on the member's namespaces.
+For a member reached through an agent, also the agent: its local process, or
+what join installed in the member's federation-system.
 Copies of federated objects stay in the member. When the member cannot be reached,
 the federation side is still removed and kubefed says what it could not clean.`,
 		Example: `  kubefed unjoin cluster3 --context=fed --cluster-context=cluster3`,
@@ -71,7 +73,7 @@ func (o *unjoinOptions) run(ctx context.Context, out, errOut io.Writer) error {
 		return fmt.Errorf("deleting the Cluster %q: %w", o.cluster, err)
 	}
 	if federationv1beta1.IsAgent(cluster) {
-		if err := o.removeAgent(ctx, fed); err != nil {
+		if err := o.removeAgent(ctx, out, fed); err != nil {
 			fmt.Fprintf(errOut, "warning: %v\n", err)
 		}
 	}

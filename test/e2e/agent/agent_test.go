@@ -218,7 +218,9 @@ spec:
 		// A copy of the federation's in cluster2 whose federated object
 		// never existed: a clone of a real copy under another name.
 		ctx := context.Background()
-		kept, err := f.MemberObject(ctx, "cluster2", configMaps, "default", "kept")
+		f.Apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: propagated, namespace: default}\ndata: {color: red}\n")
+		f.WaitIn([]string{"cluster2"}, configMaps, "default", "propagated", func(*unstructured.Unstructured) error { return nil })
+		kept, err := f.MemberObject(ctx, "cluster2", configMaps, "default", "propagated")
 		require.NoError(t, err)
 		orphan := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": kept.Object["data"]}}
 		orphan.SetName("orphan")
@@ -233,7 +235,7 @@ spec:
 		out = u.MustKubefed("strays", "--context=fed", "--clean")
 		assert.Contains(t, out, "deleted")
 		f.WaitAbsent([]string{"cluster2"}, configMaps, "default", "orphan")
-		f.WaitIn([]string{"cluster2"}, configMaps, "default", "kept", func(*unstructured.Unstructured) error { return nil })
+		f.WaitIn([]string{"cluster2"}, configMaps, "default", "propagated", func(*unstructured.Unstructured) error { return nil })
 	})
 
 	t.Run("unjoin cuts the agent member off and stops its agent", func(t *testing.T) {

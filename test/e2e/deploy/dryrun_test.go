@@ -61,6 +61,7 @@ func TestServerSideDryRun(t *testing.T) {
 			dryRun(t, member, r.yaml, len(r.objects))
 		})
 	}
+	t.Run("the agent chart", func(t *testing.T) { agentDryRun(t, c, member) })
 	t.Run("deploy/manifests", func(t *testing.T) {
 		for _, f := range []string{"federation.yaml", "monitoring.yaml"} {
 			b, err := os.ReadFile(filepath.Join(c.root, "deploy", "manifests", f))

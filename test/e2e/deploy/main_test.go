@@ -1,5 +1,6 @@
-// Package deploy_test checks the Helm chart deploy/charts/federation and the
-// plain manifests rendered from it with the real Helm: lint, what each value
+// Package deploy_test checks the Helm charts deploy/charts/federation (and
+// federation-agent) and the plain manifests rendered from the first with the
+// real Helm: lint, what each value
 // set renders (names, kinds, command lines against the binaries' own
 // --help, certificates), bad values refused naming the field, every rendered
 // object accepted by a real member kube-apiserver with server-side dry run,

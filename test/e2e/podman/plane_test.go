@@ -134,13 +134,21 @@ type podmanPlane struct {
 // it failed).
 func play(t *testing.T, objs []runtime.Object) *podmanPlane {
 	t.Helper()
+	return playWith(t, objs, kubeplay.Options{})
+}
+
+// playWith plays as play does, adapting with opts (its Prefix is the
+// run's own).
+func playWith(t *testing.T, objs []runtime.Object, opts kubeplay.Options) *podmanPlane {
+	t.Helper()
 	player := &kubeplay.Player{Podman: podmanenv.Podman, Dir: t.TempDir()}
 	removeLeftovers(t, player)
 	suffix := make([]byte, 3)
 	_, err := rand.Read(suffix)
 	require.NoError(t, err)
 	prefix := runPrefix + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(suffix) + "-"
-	plan, err := kubeplay.Adapt(objs, kubeplay.Options{Prefix: prefix})
+	opts.Prefix = prefix
+	plan, err := kubeplay.Adapt(objs, opts)
 	require.NoError(t, err)
 	t.Logf("podman plays %v (and not %v)", plan.Pods, plan.Skipped)
 	p := &podmanPlane{t: t, plan: plan, player: player}

@@ -28,7 +28,30 @@ type Options struct {
 	// HostIP stands for status.podIP and status.hostIP in the downward API:
 	// host-network pods have the host's addresses. Default 127.0.0.1.
 	HostIP string
+	// ServiceAccounts, when set, gives every pod whose
+	// automountServiceAccountToken is not false what a kubelet gives it:
+	// its service account's token, the cluster's CA and its namespace in
+	// /var/run/secrets/kubernetes.io/serviceaccount, and the API server's
+	// address in KUBERNETES_SERVICE_HOST and _PORT, so that client-go's
+	// in-cluster configuration works. Unset, pods get none of it.
+	ServiceAccounts *ServiceAccounts
 }
+
+// ServiceAccounts are what a pod's in-cluster configuration needs.
+type ServiceAccounts struct {
+	// Token returns a token of the service account name in namespace (a
+	// TokenRequest at the cluster).
+	Token func(namespace, name string) ([]byte, error)
+	// CA is the cluster's CA in PEM (its kube-root-ca.crt ConfigMap's).
+	CA []byte
+	// Host and Port reach the cluster's API server from the host.
+	Host string
+	Port int
+}
+
+// ServiceAccountDir is where a kubelet mounts a pod's service account
+// token, CA and namespace.
+const ServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 // Plan is what podman plays: ConfigMaps, PVCs and Pods, in that order.
 type Plan struct {
@@ -209,6 +232,9 @@ func (a *adapter) pod(name, namespace string, meta metav1.ObjectMeta, spec corev
 			return nil, fmt.Errorf("pod %s: %w", name, err)
 		}
 	}
+	if err := a.serviceAccount(s, name, namespace); err != nil {
+		return nil, fmt.Errorf("pod %s: %w", name, err)
+	}
 	for _, list := range [][]corev1.Container{s.InitContainers, s.Containers} {
 		for i := range list {
 			if err := a.container(&list[i], name, namespace); err != nil {
@@ -220,6 +246,61 @@ func (a *adapter) pod(name, namespace string, meta metav1.ObjectMeta, spec corev
 	s.ImagePullSecrets = nil
 	a.plan.Pods = append(a.plan.Pods, pod.Name)
 	return pod, nil
+}
+
+// serviceAccount gives the pod its service account's token, as a kubelet
+// does, when Options.ServiceAccounts is set and the pod does not opt out.
+// The files travel as a ConfigMap of the pod's own, as Secrets do.
+func (a *adapter) serviceAccount(s *corev1.PodSpec, podName, namespace string) error {
+	sa := a.opts.ServiceAccounts
+	if sa == nil || (s.AutomountServiceAccountToken != nil && !*s.AutomountServiceAccountToken) {
+		return nil
+	}
+	account := s.ServiceAccountName
+	if account == "" {
+		account = "default"
+	}
+	if namespace == "" {
+		namespace = "default"
+	}
+	token, err := sa.Token(namespace, account)
+	if err != nil {
+		return fmt.Errorf("the token of service account %s/%s: %w", namespace, account, err)
+	}
+	const volume = "kube-api-access"
+	for _, v := range s.Volumes {
+		if v.Name == volume {
+			return fmt.Errorf("volume %s: the name of the service account's volume", volume)
+		}
+	}
+	made, err := a.configMap("ServiceAccountToken/"+podName, volume+"-"+podName, nil, map[string][]byte{
+		corev1.ServiceAccountTokenKey: token, corev1.ServiceAccountRootCAKey: sa.CA, corev1.ServiceAccountNamespaceKey: []byte(namespace),
+	})
+	if err != nil {
+		return err
+	}
+	// Before the pods, as Adapt puts them.
+	a.plan.Objects = append(a.plan.Objects, made...)
+	s.Volumes = append(s.Volumes, corev1.Volume{Name: volume, VolumeSource: corev1.VolumeSource{
+		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: a.opts.Prefix + volume + "-" + podName}},
+	}})
+	for _, list := range [][]corev1.Container{s.InitContainers, s.Containers} {
+		for i := range list {
+			c := &list[i]
+			mounted := false
+			for _, m := range c.VolumeMounts {
+				mounted = mounted || m.MountPath == ServiceAccountDir
+			}
+			// A kubelet leaves a container that mounts something there as it is.
+			if !mounted {
+				c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: volume, MountPath: ServiceAccountDir, ReadOnly: true})
+			}
+			c.Env = append(c.Env,
+				corev1.EnvVar{Name: "KUBERNETES_SERVICE_HOST", Value: sa.Host},
+				corev1.EnvVar{Name: "KUBERNETES_SERVICE_PORT", Value: strconv.Itoa(sa.Port)})
+		}
+	}
+	return nil
 }
 
 func (a *adapter) volume(v *corev1.Volume) error {

@@ -1,6 +1,7 @@
 package kubeplay
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -195,6 +196,87 @@ func TestAdaptRefuses(t *testing.T) {
 			require.ErrorContains(t, err, tc.err)
 		})
 	}
+}
+
+// TestAdaptGivesServiceAccountTokens: a pod that does not opt out gets
+// its service account's token, the CA and its namespace where client-go's
+// in-cluster configuration reads them, and the API server's address.
+func TestAdaptGivesServiceAccountTokens(t *testing.T) {
+	objs, err := Decode([]byte(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: agent, namespace: federation-system}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      hostNetwork: true
+      serviceAccountName: federation-agent
+      initContainers: [{name: init}]
+      containers:
+      - name: agent
+        env: [{name: A, value: b}]
+        volumeMounts: [{name: member, mountPath: /etc/member}]
+      - name: own
+        volumeMounts: [{name: member, mountPath: /var/run/secrets/kubernetes.io/serviceaccount}]
+      volumes: [{name: member, secret: {secretName: member-token}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: opted-out, namespace: federation-system}
+spec:
+  hostNetwork: true
+  automountServiceAccountToken: false
+  containers: [{name: c}]
+`))
+	require.NoError(t, err)
+	var asked []string
+	sa := &ServiceAccounts{
+		Token: func(namespace, name string) ([]byte, error) {
+			asked = append(asked, namespace+"/"+name)
+			return []byte("token-of-" + name), nil
+		},
+		CA: []byte("CA PEM"), Host: "127.0.0.1", Port: 6443,
+	}
+	plan, err := Adapt(objs, Options{Prefix: "run1-", ServiceAccounts: sa})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"federation-system/federation-agent"}, asked, "only the pod that does not opt out")
+	var kinds []string
+	for _, obj := range plan.Objects {
+		kinds = append(kinds, obj.GetObjectKind().GroupVersionKind().Kind+"/"+name(obj))
+	}
+	assert.Equal(t, []string{"ConfigMap/run1-kube-api-access-agent-0", "Pod/run1-agent-0", "Pod/run1-opted-out"}, kinds)
+	assert.Equal(t, map[string][]byte{"token": []byte("token-of-federation-agent"), "ca.crt": []byte("CA PEM"), "namespace": []byte("federation-system")},
+		plan.Objects[0].(*corev1.ConfigMap).BinaryData)
+
+	pod := plan.Objects[1].(*corev1.Pod)
+	assert.Contains(t, pod.Spec.Volumes, corev1.Volume{Name: "kube-api-access", VolumeSource: corev1.VolumeSource{
+		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "run1-kube-api-access-agent-0"}},
+	}})
+	mount := corev1.VolumeMount{Name: "kube-api-access", MountPath: ServiceAccountDir, ReadOnly: true}
+	env := []corev1.EnvVar{{Name: "KUBERNETES_SERVICE_HOST", Value: "127.0.0.1"}, {Name: "KUBERNETES_SERVICE_PORT", Value: "6443"}}
+	assert.Equal(t, []corev1.VolumeMount{mount}, pod.Spec.InitContainers[0].VolumeMounts)
+	assert.Equal(t, env, pod.Spec.InitContainers[0].Env)
+	agent := pod.Spec.Containers[0]
+	assert.Equal(t, []corev1.VolumeMount{{Name: "member", MountPath: "/etc/member"}, mount}, agent.VolumeMounts)
+	assert.Equal(t, append([]corev1.EnvVar{{Name: "A", Value: "b"}}, env...), agent.Env)
+	assert.Equal(t, []corev1.VolumeMount{{Name: "member", MountPath: ServiceAccountDir}}, pod.Spec.Containers[1].VolumeMounts,
+		"a container with its own mount there keeps it")
+
+	optedOut := plan.Objects[2].(*corev1.Pod)
+	assert.Empty(t, optedOut.Spec.Volumes)
+	assert.Empty(t, optedOut.Spec.Containers[0].Env)
+
+	// Without ServiceAccounts, no pod gets a token.
+	plan, err = Adapt(objs, Options{Prefix: "run1-"})
+	require.NoError(t, err)
+	assert.Len(t, plan.Objects, 2)
+	assert.Len(t, plan.Objects[0].(*corev1.Pod).Spec.Volumes, 1)
+
+	sa.Token = func(string, string) ([]byte, error) { return nil, errors.New("forbidden") }
+	_, err = Adapt(objs, Options{Prefix: "run1-", ServiceAccounts: sa})
+	assert.ErrorContains(t, err, "pod agent-0: the token of service account federation-system/federation-agent: forbidden")
 }
 
 func TestDecodeKeepsUnknownKinds(t *testing.T) {
