@@ -107,11 +107,15 @@ func embeddedAgentChart() (*hostplane.Chart, error) {
 	return hostplane.LoadChart(sub)
 }
 
+// agentFederationLabel names the federation whose agent an object of the
+// agent chart is, so that one federation's unjoin never deletes another's.
+const agentFederationLabel = "federation.k8s.io/agent-federation"
+
 // agentSelector selects the objects kubefed rendered from the agent chart
-// for cluster in a member.
-func agentSelector(cluster string) string {
-	return fmt.Sprintf("%s=%s,%s=%s,%s=%s", hostplane.LabelName, agentAppName, hostplane.LabelManagedBy, hostplane.FieldManager,
-		federationv1beta1.AgentClusterLabel, cluster)
+// for cluster of federation in a member.
+func agentSelector(federation, cluster string) string {
+	return fmt.Sprintf("%s=%s,%s=%s,%s=%s,%s=%s", hostplane.LabelName, agentAppName, hostplane.LabelManagedBy, hostplane.FieldManager,
+		federationv1beta1.AgentClusterLabel, cluster, agentFederationLabel, federation)
 }
 
 // chartValues are the agent chart's values: the file's, under join's own.
@@ -134,10 +138,14 @@ func (a agentSetup) chartValues(opts *agentChartOptions, memberSecret string) (m
 	}
 	own := map[string]any{
 		"cluster":          a.cluster,
+		"federationName":   a.federationName,
 		"federation":       map[string]any{"addresses": list, "ca": string(a.federationCA)},
 		"bootstrapToken":   a.bootstrapToken,
 		"memberCredential": map[string]any{"secretName": memberSecret},
 		"image":            map[string]any{"repository": repository, "tag": tag},
+	}
+	if name, _ := opts.values["fullnameOverride"].(string); name != "" && strings.HasPrefix(name, accessName(a.federationName)) {
+		return nil, fmt.Errorf("--agent-values: fullnameOverride %q would name the agent's objects like the join account's (%s...)", name, accessName(a.federationName))
 	}
 	file := map[string]any{}
 	for k, v := range opts.values {
@@ -226,15 +234,16 @@ func (a agentSetup) startInMember(ctx context.Context, out io.Writer, opts *agen
 }
 
 // removeFromMember deletes the objects join rendered from the agent chart
-// for cluster in the member at cfg, and waits until they are gone.
-func removeFromMember(ctx context.Context, cfg *rest.Config, cluster string) ([]string, error) {
+// for cluster of federation in the member at cfg, and waits until they are
+// gone.
+func removeFromMember(ctx context.Context, cfg *rest.Config, federation, cluster string) ([]string, error) {
 	member, err := hostplane.NewHost(cfg, federationv1beta1.SystemNamespace)
 	if err != nil {
 		return nil, err
 	}
-	deleted, err := member.DeleteSelected(ctx, agentSelector(cluster), agentDeleteTimeout)
+	deleted, err := member.DeleteSelected(ctx, agentSelector(federation, cluster), agentDeleteTimeout)
 	if err != nil {
-		return nil, fmt.Errorf("deleting the agent of cluster %q in the member (the objects of %s labelled %s): %w", cluster, member.Namespace, agentSelector(cluster), err)
+		return nil, fmt.Errorf("deleting the agent of cluster %q in the member (the objects of %s labelled %s): %w", cluster, member.Namespace, agentSelector(federation, cluster), err)
 	}
 	return deleted, nil
 }

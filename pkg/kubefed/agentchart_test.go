@@ -77,7 +77,7 @@ func typed[T any](t *testing.T, objs []*unstructured.Unstructured, kind, name st
 }
 
 func TestAgentChartRendered(t *testing.T) {
-	a := agentSetup{cluster: "c1", federation: "https://127.0.0.1:6443", federationCA: []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"), bootstrapToken: "abcdef.0123456789abcdef"}
+	a := agentSetup{cluster: "c1", federationName: "fed", federation: "https://127.0.0.1:6443", federationCA: []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"), bootstrapToken: "abcdef.0123456789abcdef"}
 	opts := &agentChartOptions{image: "localhost/federation:v1.2.3", values: map[string]any{
 		"hostNetwork": true, "httpsProxy": "http://proxy:3128", "noProxy": "10.0.0.0/8",
 		// join's own values win over the file's.
@@ -92,8 +92,8 @@ func TestAgentChartRendered(t *testing.T) {
 		assert.Equal(t, map[string]string{
 			"app.kubernetes.io/name": "federation-agent", "app.kubernetes.io/instance": "federation-agent",
 			"app.kubernetes.io/managed-by": "kubefed", "app.kubernetes.io/version": "v1.2.3",
-			"federation.k8s.io/agent-cluster": "c1",
-		}, o.GetLabels(), "unjoin selects them by %s", agentSelector("c1"))
+			"federation.k8s.io/agent-cluster": "c1", "federation.k8s.io/agent-federation": "fed",
+		}, o.GetLabels(), "unjoin selects them by %s", agentSelector("fed", "c1"))
 	}
 	assert.ElementsMatch(t, []string{"ServiceAccount/federation-agent", "Role/federation-agent", "RoleBinding/federation-agent",
 		"Secret/federation-agent-credential", "Secret/federation-agent-bootstrap", "ConfigMap/federation-agent-ca", "Deployment/federation-agent"}, names)
@@ -141,7 +141,7 @@ func TestAgentChartRendered(t *testing.T) {
 }
 
 func TestAgentChartRefusesBadValues(t *testing.T) {
-	a := agentSetup{cluster: "c1", federation: "https://fed", federationCA: []byte("PEM"), bootstrapToken: "abcdef.0123456789abcdef"}
+	a := agentSetup{cluster: "c1", federationName: "fed", federation: "https://fed", federationCA: []byte("PEM"), bootstrapToken: "abcdef.0123456789abcdef"}
 	for _, c := range []struct {
 		values map[string]any
 		want   string
@@ -150,10 +150,14 @@ func TestAgentChartRefusesBadValues(t *testing.T) {
 		{map[string]any{"federation": map[string]any{"caCertHash": "sha256:0000000000000000000000000000000000000000000000000000000000000000"}}, "give exactly one of federation.ca"},
 		{map[string]any{"metrics": map[string]any{"port": 0}}, "/metrics/port"},
 		{map[string]any{"hostNetwrok": true}, "hostNetwrok"},
+		{map[string]any{"fullnameOverride": "Federation Fed"}, "fullnameOverride"},
+		{map[string]any{"fullnameOverride": "federation-fed"}, "like the join account's"},
 	} {
 		_, err := renderAgentChart(t, a, &agentChartOptions{image: "x:y", values: c.values})
 		assert.ErrorContains(t, err, c.want, "%v", c.values)
 	}
-	_, err := renderAgentChart(t, agentSetup{cluster: "c1", federation: "http://fed"}, &agentChartOptions{image: "x:y"})
+	_, err := renderAgentChart(t, agentSetup{cluster: "c1", federationName: "fed", federation: "http://fed"}, &agentChartOptions{image: "x:y"})
 	assert.ErrorContains(t, err, `the federation context's server "http://fed", which the agent would dial`)
+	_, err = renderAgentChart(t, a, &agentChartOptions{image: "x:y", federationAddresses: []string{"https://127.0.0.1:1/a: b"}})
+	assert.ErrorContains(t, err, "federation/addresses")
 }

@@ -80,7 +80,7 @@ func (o *joinOptions) joinThroughAgent(ctx context.Context, out io.Writer, fed *
 		return err
 	}
 
-	agent := agentSetup{cluster: o.cluster, federation: fed.host, federationCA: federationCA, member: memberCfg}
+	agent := agentSetup{cluster: o.cluster, federationName: o.federation, federation: fed.host, federationCA: federationCA, member: memberCfg}
 	if plane == nil {
 		if err := agent.checkMember(ctx, &o.agentChart, access.TokenSecret.Name); err != nil {
 			return fmt.Errorf("joining cluster %q through an agent: %w", o.cluster, err)
@@ -160,7 +160,10 @@ func createAgentCluster(ctx context.Context, fed *federationClients, cluster *fe
 
 // agentSetup is what an agent is started with.
 type agentSetup struct {
-	cluster        string
+	cluster string
+	// federationName names the federation's objects in the member (its
+	// join account federation-NAME); federation is its address.
+	federationName string
 	federation     string
 	federationCA   []byte
 	bootstrapToken string
@@ -256,8 +259,8 @@ func (o *unjoinOptions) removeAgent(ctx context.Context, out io.Writer, fed *fed
 		errs = append(errs, plane.StopAgent(o.cluster))
 	} else if cfg, _, err := o.memberClient(ctx, o.clusterContext); err != nil {
 		errs = append(errs, fmt.Errorf("could not delete an agent of cluster %q that join installed in the member, if any: the federation refuses it now; delete the objects of the member's %s labelled %s: %w",
-			o.cluster, federationv1beta1.SystemNamespace, agentSelector(o.cluster), err))
-	} else if deleted, err := removeFromMember(ctx, cfg, o.cluster); err != nil {
+			o.cluster, federationv1beta1.SystemNamespace, agentSelector(o.federation, o.cluster), err))
+	} else if deleted, err := removeFromMember(ctx, cfg, o.federation, o.cluster); err != nil {
 		errs = append(errs, err)
 	} else if len(deleted) > 0 {
 		fmt.Fprintf(out, "deleted the agent from the member's %s: %s\n", federationv1beta1.SystemNamespace, strings.Join(deleted, ", "))

@@ -137,7 +137,7 @@ func (o *registerOptions) run(ctx context.Context, out io.Writer) error {
 	}
 	access := newMemberAccess(o.federationName)
 	withPodSecurity(access, o.federationName, o.podSecurity)
-	setup := agentSetup{cluster: o.cluster, federation: o.federationAddress, federationCA: federationCA, bootstrapToken: o.token, member: memberCfg}
+	setup := agentSetup{cluster: o.cluster, federationName: o.federationName, federation: o.federationAddress, federationCA: federationCA, bootstrapToken: o.token, member: memberCfg}
 	dir, logs := o.dataDir, ""
 	if o.agent == agentInMember {
 		if err := setup.checkMember(ctx, &o.agentChart, access.TokenSecret.Name); err != nil {

@@ -212,18 +212,35 @@ func (w *recordingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	w.hub.remember(w.cluster, w.by, conn)
-	return &forgettingConn{Conn: conn, hub: w.hub, cluster: w.cluster}, rw, nil
+	forgetting := &forgettingConn{raw: conn, hub: w.hub, cluster: w.cluster}
+	guarded := &guardedConn{Conn: conn, onAbuse: func(err error) {
+		klog.InfoS("Closing an agent's tunnel: it sent what agents do not send", "cluster", forgetting.cluster, "err", err)
+		// remotedialer ends the session on the read error, but leaves
+		// the connection open.
+		_ = forgetting.Close()
+	}}
+	forgetting.Conn = guarded
+	// gorilla reads through the hijacked bufio.Reader when it is large
+	// enough: give it one that reads through the guard. (It refuses a
+	// client that sent bytes before the handshake ended, so the old one
+	// holds none.)
+	if rw.Reader.Buffered() == 0 {
+		rw = bufio.NewReadWriter(bufio.NewReaderSize(guarded, rw.Reader.Size()), rw.Writer)
+	}
+	return forgetting, rw, nil
 }
 
 type forgettingConn struct {
 	net.Conn
+	// raw is the hijacked connection, as the hub records it.
+	raw     net.Conn
 	hub     *Hub
 	cluster string
 	once    sync.Once
 }
 
 func (c *forgettingConn) Close() error {
-	c.once.Do(func() { c.hub.forget(c.cluster, c.Conn) })
+	c.once.Do(func() { c.hub.forget(c.cluster, c.raw) })
 	return c.Conn.Close()
 }
 

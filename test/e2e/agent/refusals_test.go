@@ -1,15 +1,21 @@
 package agent_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
+	"encoding/binary"
 	"encoding/pem"
+	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -29,6 +36,8 @@ import (
 
 	"github.com/federation-v1/federation/pkg/pki"
 	"github.com/federation-v1/federation/pkg/poll"
+	"github.com/federation-v1/federation/pkg/processplane"
+	"github.com/federation-v1/federation/pkg/tunnel/wire"
 	"github.com/federation-v1/federation/test/fedenv"
 )
 
@@ -65,6 +74,37 @@ func refusals(t *testing.T, u *fedenv.User, f fedenv.Fixture) {
 			err := agent.Discovery().RESTClient().Get().AbsPath(path).Do(ctx).Error()
 			assert.True(t, apierrors.IsForbidden(err), "%s: %v", path, err)
 		}
+	})
+
+	t.Run("an agent's credential sends its tunnel nothing but what agents send", func(t *testing.T) {
+		// A compromised member holds its agent's key: its messages are read
+		// by the apiserver before the tunnel library buffers them.
+		// The real agent stopped (the attacker controls the member), so
+		// that only the apiserver closes the attacker's tunnel.
+		plane, agent := u.Plane("fed"), processplane.AgentInstance("cluster2")
+		require.NoError(t, plane.Kill(agent))
+		pem := filepath.Join(plane.AgentDir("cluster2"), "pki", "federation-agent-client-current.pem")
+		for name, msg := range map[string][]byte{
+			// remotedialer's peer messages grow state as long as the
+			// tunnel lasts.
+			"SyncConnections": tunnelMessage(8, bytes.Repeat([]byte{0x7f}, 64<<10)),
+			"AddClient":       tunnelMessage(4, []byte("peer/1")),
+			// remotedialer reads a whole message into memory.
+			"a 4 MiB message": tunnelMessage(1, bytes.Repeat([]byte("x"), 4<<20)),
+		} {
+			ws := dialTunnel(t, u, pem, "cluster2")
+			_ = ws.WriteMessage(websocket.BinaryMessage, msg)
+			_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+			var err error
+			for err == nil {
+				_, _, err = ws.ReadMessage()
+			}
+			var netErr net.Error
+			assert.False(t, errors.As(err, &netErr) && netErr.Timeout(), "%s: the apiserver closes the tunnel at once: %v", name, err)
+			_ = ws.Close()
+		}
+		require.NoError(t, plane.StartInstance(ctx, agent))
+		u.WaitClusterStatus("fed", time.Minute, map[string]string{"cluster2": "Ready"})
 	})
 
 	t.Run("an agent's credential registers no second cluster", func(t *testing.T) {
@@ -104,12 +144,14 @@ func refusals(t *testing.T, u *fedenv.User, f fedenv.Fixture) {
 		line := strings.Fields(regexpRegister.FindString(out))
 		require.NotEmpty(t, line, out)
 		require.NoError(t, poll.Until(ctx, 20*time.Second, "the token to expire", func(context.Context) error {
-			out, err := u.Kubefed(append(line[1:], "--data-dir="+t.TempDir())...)
+			out, err := u.Kubefed(append(line[1:], "--agent=local", "--data-dir="+t.TempDir())...)
 			if err == nil || !strings.Contains(out, "unknown, expired or already used") {
 				return fmt.Errorf("register: %v %s", err, out)
 			}
 			return nil
 		}))
+		// The Cluster token create made has no agent: not left for later steps.
+		f.Kubectl("delete", "cluster", "cluster4")
 	})
 }
 
@@ -183,4 +225,30 @@ func agentCSRWith(t *testing.T, cluster string, padding int) *certificatesv1.Cer
 			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth},
 		},
 	}
+}
+
+// dialTunnel opens cluster's tunnel with the agent certificate in pem, as
+// a new agent process would (its tunnel replaces the agent's).
+func dialTunnel(t *testing.T, u *fedenv.User, pem, cluster string) *websocket.Conn {
+	t.Helper()
+	cert, err := tls.LoadX509KeyPair(pem, pem)
+	require.NoError(t, err)
+	ca, err := os.ReadFile(filepath.Join(u.PlaneDir("fed"), "pki", "ca.crt"))
+	require.NoError(t, err)
+	roots := x509.NewCertPool()
+	require.True(t, roots.AppendCertsFromPEM(ca))
+	dialer := websocket.Dialer{TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{cert}}, HandshakeTimeout: 10 * time.Second}
+	url := "wss" + strings.TrimPrefix(u.Plane("fed").Server, "https") + wire.TunnelPath(cluster)
+	ws, _, err := dialer.Dial(url, http.Header{wire.InstanceHeader: {"test"}, wire.RoleHeader: {wire.RolePrimary}})
+	require.NoError(t, err)
+	return ws
+}
+
+// tunnelMessage is a remotedialer message of type typ.
+func tunnelMessage(typ int64, body []byte) []byte {
+	var b []byte
+	for _, v := range []int64{1, 0, typ} {
+		b = binary.AppendVarint(b, v)
+	}
+	return append(b, body...)
 }

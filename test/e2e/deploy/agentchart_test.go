@@ -12,7 +12,7 @@ import (
 
 // agentValues are what kubefed join sets in the agent chart.
 var agentValues = []string{
-	"cluster=cluster1", "federation.addresses={https://federation.example:443}",
+	"cluster=cluster1", "federationName=fed", "federation.addresses={https://federation.example:443}",
 	"federation.ca=-----BEGIN CERTIFICATE-----", "bootstrapToken=abcdef.0123456789abcdef",
 	"memberCredential.secretName=federation-fed-token",
 }
@@ -53,7 +53,7 @@ func TestAgentChart(t *testing.T) {
 
 	for _, values := range [][]string{
 		agentValues,
-		append(agentValues[:1:1], "federation.addresses={https://a,https://b}", "memberCredential.secretName=s",
+		append(agentValues[:2:2], "federation.addresses={https://a,https://b}", "memberCredential.secretName=s",
 			"federation.caCertHash=sha256:0000000000000000000000000000000000000000000000000000000000000000",
 			"httpsProxy=http://proxy:3128", "hostNetwork=true"),
 	} {
@@ -68,6 +68,7 @@ func TestAgentChart(t *testing.T) {
 		drop, want string
 	}{
 		{"cluster=cluster1", "cluster is required"},
+		{"federationName=fed", "federationName is required"},
 		{"federation.addresses={https://federation.example:443}", "federation.addresses is required"},
 		{"federation.ca=-----BEGIN CERTIFICATE-----", "give exactly one of federation.ca"},
 		{"memberCredential.secretName=federation-fed-token", "memberCredential.secretName is required"},

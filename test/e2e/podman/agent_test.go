@@ -128,6 +128,12 @@ func TestAgentDeploymentInTheMember(t *testing.T) {
 	agent.requireAllUp()
 	t.Logf("Ready again %s after the agent's pod was played again", time.Since(replayed).Round(time.Millisecond))
 
+	// Another federation's agent of the same member and cluster name: not
+	// this federation's to delete.
+	others := map[string]string{"app.kubernetes.io/name": "federation-agent", "app.kubernetes.io/managed-by": "kubefed",
+		"federation.k8s.io/agent-cluster": "cluster1", "federation.k8s.io/agent-federation": "other"}
+	_, err = member.CoreV1().Secrets(namespace).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "other-agent-credential", Labels: others}}, metav1.CreateOptions{})
+	require.NoError(t, err)
 	out = u.MustKubefed("unjoin", "cluster1", "--context=fed", "--cluster-context=cluster1")
 	t.Logf("kubefed unjoin:\n%s", out)
 	assert.Contains(t, out, "deleted the agent from the member's federation-system")
@@ -163,6 +169,8 @@ func TestAgentDeploymentInTheMember(t *testing.T) {
 		err := get()
 		assert.True(t, apierrors.IsNotFound(err), "%s in the member after unjoin: %v", what, err)
 	}
+	_, err = member.CoreV1().Secrets(namespace).Get(ctx, "other-agent-credential", metav1.GetOptions{})
+	assert.NoError(t, err, "another federation's agent is left alone")
 	assert.NotContains(t, kubectl("get", "clusters"), "cluster1")
 	// Its Deployment deleted, the member's kubelet would stop the pod.
 	require.NoError(t, agent.remove(ctx))

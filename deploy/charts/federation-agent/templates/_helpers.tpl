@@ -13,6 +13,7 @@
 app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 federation.k8s.io/agent-cluster: {{ .Values.cluster | quote }}
+federation.k8s.io/agent-federation: {{ .Values.federationName | quote }}
 {{- end -}}
 
 {{/* The labels the agent's pod is selected by. */}}
@@ -32,6 +33,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{/* Checks of values that the schema cannot express. */}}
 {{- define "agent.validate" -}}
 {{- $_ := required "cluster is required: the member's Cluster name at the federation" .Values.cluster -}}
+{{- $_ := required "federationName is required: the federation's name, as its join account federation-NAME" .Values.federationName -}}
 {{- if not .Values.federation.addresses -}}
 {{- fail "federation.addresses is required: the https:// addresses of the federation's apiservers" -}}
 {{- end -}}
