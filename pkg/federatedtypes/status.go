@@ -78,6 +78,15 @@ func jobStatus(members []Member) (map[string]any, map[string]string) {
 	if start != "" {
 		status["startTime"] = start
 	}
+	if len(members) == 1 {
+		// An Indexed Job runs whole in one member: its indexes are the
+		// federated Job's (those of several members would overlap).
+		for _, f := range []string{"completedIndexes", "failedIndexes"} {
+			if v, found, _ := unstructured.NestedString(members[0].Object.Object, "status", f); found {
+				status[f] = v
+			}
+		}
+	}
 	if complete && end != "" && start != "" {
 		status["completionTime"] = end
 		var conditions []any
@@ -93,8 +102,8 @@ func jobStatus(members []Member) (map[string]any, map[string]string) {
 
 // settleJob keeps what the apiserver does not let a Job's status undo:
 // a finished Job's status is final, startTime stays once set, and the
-// succeeded and failed counters never decrease (a member that is away
-// still ran its pods).
+// succeeded and failed counters never decrease, nor do an Indexed Job's
+// indexes go (a member that is away still ran its pods).
 func settleJob(current, status map[string]any) {
 	conditions, _ := current["conditions"].([]any)
 	for _, c := range conditions {
@@ -106,6 +115,14 @@ func settleJob(current, status map[string]any) {
 	}
 	if v, ok := current["startTime"]; ok {
 		status["startTime"] = v
+	}
+	// The indexes of a member that is away stay as they were.
+	for _, f := range []string{"completedIndexes", "failedIndexes"} {
+		if _, now := status[f]; !now {
+			if v, ok := current[f]; ok {
+				status[f] = v
+			}
+		}
 	}
 	for _, f := range []string{"succeeded", "failed"} {
 		had, _, _ := unstructured.NestedInt64(current, f)

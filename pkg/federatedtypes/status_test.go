@@ -148,3 +148,22 @@ func TestJobStatusNeverGoesBack(t *testing.T) {
 	settleJob(done, status)
 	assert.Equal(t, done, status, "a finished Job's status is final")
 }
+
+// An Indexed Job runs whole in one member: its indexes come back, and stay
+// while that member is away.
+func TestIndexedJobStatusHasItsMembersIndexes(t *testing.T) {
+	status, _ := jobStatus([]Member{withStatus("c2", 1, nil, map[string]any{"succeeded": int64(3), "failed": int64(1), "active": int64(2),
+		"startTime": "2026-01-01T00:00:05Z", "completedIndexes": "0-2", "failedIndexes": "4"})})
+	assert.Equal(t, map[string]any{"succeeded": int64(3), "failed": int64(1), "active": int64(2),
+		"startTime": "2026-01-01T00:00:05Z", "completedIndexes": "0-2", "failedIndexes": "4"}, status)
+
+	status, _ = jobStatus(nil)
+	settleJob(map[string]any{"succeeded": int64(3), "completedIndexes": "0-2", "startTime": "2026-01-01T00:00:05Z"}, status)
+	assert.Equal(t, "0-2", status["completedIndexes"], "its member is away")
+
+	status, _ = jobStatus([]Member{
+		withStatus("c1", 1, nil, map[string]any{"succeeded": int64(1), "completedIndexes": "0"}),
+		withStatus("c2", 1, nil, map[string]any{"succeeded": int64(1), "completedIndexes": "0"}),
+	})
+	assert.NotContains(t, status, "completedIndexes", "several members' indexes overlap")
+}

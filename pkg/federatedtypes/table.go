@@ -45,7 +45,7 @@ var All = []*Type{
 		// (A Job's selector is there only with manualSelector.)
 		Pods: &PodMarks{Templates: podTemplate, Selectors: podSelector, FixedSelectors: true, FixedTemplates: true},
 		Replicas: &ReplicaFields{Annotation: federationv1beta1.JobPreferencesAnnotation, Fields: []string{"parallelism", "completions"},
-			Fixed: map[string]bool{"completions": true}}},
+			Fixed: map[string]bool{"completions": true}, Whole: IndexedJob}},
 	{Name: "horizontalpodautoscalers", Resource: gvr("autoscaling", "v2", "horizontalpodautoscalers"), Kind: "HorizontalPodAutoscaler",
 		Served:     []schema.GroupVersion{{Group: "autoscaling", Version: "v1"}},
 		Namespaced: true, Fields: []string{"spec"}, Status: hpaStatus, Conditions: true, DividesHPA: true, Shaped: true},

@@ -101,6 +101,10 @@ type ReplicaFields struct {
 	// Fixed fields are divided once and then kept, because members cannot
 	// change them (a Job's completions).
 	Fixed map[string]bool
+	// Whole reports an object that must not be divided (an Indexed Job,
+	// whose every copy would run the same indexes): it goes whole, every
+	// field, to one cluster; nil when every object of the type is divided.
+	Whole func(obj *unstructured.Unstructured) bool
 }
 
 // Member is one member cluster's copy of a federated object.

@@ -19,10 +19,15 @@ import (
 
 // Event reasons and the condition of divided workloads.
 const (
-	ReasonReplicasPlanned   = "ReplicasPlanned"
-	ReasonReplicasUnplaced  = "ReplicasUnplaced"
-	ReasonBadPreferences    = "InvalidReplicaPreferences"
-	ReasonScaledByHPA       = "ScaledByHPA"
+	ReasonReplicasPlanned  = "ReplicasPlanned"
+	ReasonReplicasUnplaced = "ReplicasUnplaced"
+	ReasonBadPreferences   = "InvalidReplicaPreferences"
+	ReasonScaledByHPA      = "ScaledByHPA"
+	// ReasonNotDivided: a workload that must not be divided (an Indexed
+	// Job) was given whole to one cluster.
+	ReasonNotDivided = "IndexedJobNotDivided"
+	// ReasonDivisionIgnored: its preferences asked to divide it.
+	ReasonDivisionIgnored   = "IndexedJobPreferencesIgnored"
 	ReplicasPlacedCondition = "ReplicasPlaced"
 )
 
@@ -42,12 +47,16 @@ func (c *Controller) SetCapacity(e Capacity) {
 
 // planReplicas makes the plan of a divided workload over the placed
 // clusters, records it in the plan annotation with an event when it
-// changed, and returns the (possibly updated) object, the plan and the
-// ReplicasPlaced condition.
-func (c *Controller) planReplicas(ctx context.Context, fed *unstructured.Unstructured, placed map[string]bool) (*unstructured.Unstructured, replicaplan.Plan, *condition, error) {
+// changed, and returns the (possibly updated) object, the plan, the
+// ReplicasPlaced condition and, for a workload that is not divided, the one
+// cluster that runs it.
+func (c *Controller) planReplicas(ctx context.Context, fed *unstructured.Unstructured, placed map[string]bool) (*unstructured.Unstructured, replicaplan.Plan, *condition, *replicaplan.Whole, error) {
 	ns, name := fed.GetNamespace(), fed.GetName()
 	what := fmt.Sprintf("%s %s", c.typ.Kind, fedobject.Key(ns, name))
 	in := replicaplan.Input{Fed: fed, Clusters: slices.Sorted(maps.Keys(placed)), Members: map[string]*unstructured.Unstructured{}}
+	if c.typ.Replicas.Whole != nil && c.typ.Replicas.Whole(fed) {
+		in.Away = c.away(fed)
+	}
 	for _, cl := range in.Clusters {
 		if m, ok := c.members.Get(cl, c.typ.Resource, ns, name); ok {
 			in.Members[cl] = m
@@ -82,15 +91,40 @@ func (c *Controller) planReplicas(ctx context.Context, fed *unstructured.Unstruc
 	if len(res.Unplaced) == 0 {
 		unplaced = nil
 	}
+	newPlan := fed.GetAnnotations()[federationv1beta1.ReplicaPlanAnnotation] != res.Plan.Encode()
 	updated, err := c.recordPlan(ctx, fed, res.Plan, unplaced, followed != nil)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if followed != nil {
 		c.recorder.Eventf(updated, corev1.EventTypeNormal, ReasonScaledByHPA,
 			"Replicas %d (was %d): what the clusters' HPAs run (%s)", followed.To, followed.From, followed)
 	}
-	return updated, res.Plan, cond, nil
+	if w := res.Whole; w != nil && w.Chosen && w.Cluster != "" && newPlan {
+		if w.Ignored != "" {
+			c.recorder.Eventf(updated, corev1.EventTypeWarning, ReasonDivisionIgnored,
+				"%s: its preferences ask to divide it (%s), which would run the same indexes in several clusters: ignored", what, w.Ignored)
+		}
+		c.recorder.Eventf(updated, corev1.EventTypeNormal, ReasonNotDivided,
+			"%s is an Indexed Job: not divided, it runs whole in cluster %s (%s); no other cluster gets a copy", what, w.Cluster, w.Why)
+	}
+	return updated, res.Plan, cond, res.Whole, nil
+}
+
+// away are the clusters selected for fed that are not Ready now (a whole
+// workload chosen to run in one of them stays there).
+func (c *Controller) away(fed *unstructured.Unstructured) []string {
+	all, err := c.members.AllClusters()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, cl := range all {
+		if !c.members.Usable(cl.Name) && plan.Selected(fed.GetAnnotations(), cl) {
+			out = append(out, cl.Name)
+		}
+	}
+	return out
 }
 
 // recordPlan writes a changed plan into the plan annotation, with an event
@@ -140,9 +174,17 @@ func (c *Controller) divide(ctx context.Context, fed *unstructured.Unstructured,
 	same := func(string) (*unstructured.Unstructured, string, error) { return desired, hash, nil }
 	switch {
 	case c.typ.Replicas != nil:
-		fed, shares, planned, err := c.planReplicas(ctx, fed, placed)
+		fed, shares, planned, whole, err := c.planReplicas(ctx, fed, placed)
 		if err != nil {
 			return nil, nil, nil, nil, err
+		}
+		if whole != nil {
+			// Only its cluster holds a copy; the others' are let go.
+			running := map[string]bool{}
+			if placed[whole.Cluster] {
+				running[whole.Cluster] = true
+			}
+			placed = running
 		}
 		hpa := replicaplan.HPAClusters(fed.GetAnnotations())
 		return fed, placed, func(cluster string) (*unstructured.Unstructured, string, error) {

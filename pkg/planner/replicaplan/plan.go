@@ -62,6 +62,9 @@ type Input struct {
 	Clusters []string
 	// Members are their copies, where they have one.
 	Members map[string]*unstructured.Unstructured
+	// Away are the selected clusters that are not Ready: a workload that
+	// runs whole in one of them stays there (see Whole).
+	Away []string
 	// Capacity bounds a cluster asked to run replicas of the first field;
 	// nil when nothing is estimated.
 	Capacity func(cluster string, replicas int64) (int64, bool)
@@ -75,6 +78,9 @@ type Result struct {
 	// BadPreferences is set when the annotation could not be used (the
 	// even spread was used instead).
 	BadPreferences error
+	// Whole is set when the workload is not divided but runs whole in one
+	// cluster (ReplicaFields.Whole).
+	Whole *Whole
 }
 
 // Divide divides the workload's fields over the clusters. Without
@@ -92,6 +98,9 @@ func Divide(rf *federatedtypes.ReplicaFields, in Input) Result {
 		}
 	}
 	previous := FromAnnotations(in.Fed.GetAnnotations())
+	if rf.Whole != nil && rf.Whole(in.Fed) && !dividedBefore(previous, in.Members) {
+		return whole(rf, in, prefs, res, previous)
+	}
 	key := objectKey(in.Fed)
 	for i, f := range rf.Fields {
 		total, found, _ := unstructured.NestedInt64(in.Fed.Object, "spec", f)

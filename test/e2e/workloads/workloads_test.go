@@ -2,6 +2,7 @@ package workloads_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -206,6 +207,64 @@ spec:
 		k := f.User.Kubectl()
 		_, err := k.Run(context.Background(), "--context=fed", "-n", "e2e", "wait", "--for=condition=Complete", "job/batch", "--timeout=30s")
 		require.NoError(t, err)
+	})
+
+	t.Run("an Indexed Job is not divided: it runs whole in one cluster, and its status comes back", func(t *testing.T) {
+		f := f.in(t)
+		// With the successPolicy, a member given part of the completions
+		// would refuse its copy (succeededIndexes beyond its completions).
+		f.Apply(`apiVersion: batch/v1
+kind: Job
+metadata: {name: indexed, namespace: e2e}
+spec:
+  completionMode: Indexed
+  completions: 6
+  parallelism: 3
+  successPolicy:
+    rules: [{succeededIndexes: "0-5"}]
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: work, image: busybox}]
+`)
+		got := f.waitCounts(converge, jobs, "indexed", "completions", three, "6 completions in one cluster, none elsewhere", func(got map[string]int64) bool {
+			var whole, none int
+			for _, n := range got {
+				switch n {
+				case 6:
+					whole++
+				case -1:
+					none++
+				}
+			}
+			return whole == 1 && none == len(three)-1
+		})
+		var holder string
+		for c, n := range got {
+			if n == 6 {
+				holder = c
+			}
+		}
+		parallelism := f.waitCounts(converge, jobs, "indexed", "parallelism", []string{holder}, "parallelism 3", func(got map[string]int64) bool { return got[holder] == 3 })
+		assert.Equal(t, int64(3), parallelism[holder])
+		f.waitFed("job", "indexed", `{.status.succeeded} {.status.completedIndexes} {.status.conditions[?(@.type=="Complete")].status}`, "6 0-5 True")
+		member := f.memberKubectl(holder, "-n", "e2e", "get", "job", "indexed", "-o", `jsonpath={.status.succeeded} {.status.completedIndexes} {.status.failed}`)
+		fed := f.Kubectl("-n", "e2e", "get", "job", "indexed", "-o", `jsonpath={.status.succeeded} {.status.completedIndexes} {.status.failed}`)
+		assert.Equal(t, member, fed, "the federation's status is %s's", holder)
+		var plan map[string]map[string]int64
+		out := f.Kubectl("-n", "e2e", "get", "job", "indexed", "-o", `jsonpath={.metadata.annotations.federation\.kubernetes\.io/replica-plan}`)
+		require.NoError(t, json.Unmarshal([]byte(out), &plan), "plan annotation %q", out)
+		assert.Equal(t, map[string]map[string]int64{"completions": {holder: 6}, "parallelism": {holder: 3}}, plan)
+		events := f.Kubectl("-n", "e2e", "get", "events", "--field-selector=involvedObject.kind=Job,involvedObject.name=indexed",
+			"-o", `jsonpath={range .items[*]}{.reason}: {.message}{"\n"}{end}`)
+		assert.Contains(t, events, "IndexedJobNotDivided: Job e2e/indexed is an Indexed Job: not divided, it runs whole in cluster "+holder)
+		for _, c := range three {
+			if c == holder {
+				continue
+			}
+			_, err := f.Member(c).Resource(jobs).Namespace("e2e").Get(context.Background(), "indexed", metav1.GetOptions{})
+			assert.True(t, apierrors.IsNotFound(err), "no copy in %s: %v", c, err)
+		}
 	})
 
 	t.Run("a Job a member already runs is adopted when asked; its pod template, which cannot change, stays without the federation's label", func(t *testing.T) {
