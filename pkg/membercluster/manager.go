@@ -3,6 +3,7 @@ package membercluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -65,8 +66,15 @@ type Manager struct {
 	// agentsVia reaches agent members (see AgentRESTConfig).
 	agentsVia *rest.Config
 
+	// watchMu orders Watch and Unwatch, which start and stop the members'
+	// informers without holding mu (their handlers take it).
+	watchMu sync.Mutex
+
 	mu        sync.RWMutex
 	resources []schema.GroupVersionResource
+	// watchers are, by resource, its handlers and whether each reads only
+	// metadata.
+	watchers map[schema.GroupVersionResource]map[Handler]bool
 	// metadataOnly are the resources whose caches hold only metadata (see
 	// WatchMetadata).
 	metadataOnly map[schema.GroupVersionResource]bool
@@ -90,6 +98,7 @@ func NewManager(federation, federationUID string, clusters fedinformers.ClusterI
 		newClient:    newClients,
 		resources:    []schema.GroupVersionResource{NamespacesResource},
 		metadataOnly: map[schema.GroupVersionResource]bool{NamespacesResource: true},
+		watchers:     map[schema.GroupVersionResource]map[Handler]bool{},
 		members:      map[string]*member{},
 		labels:       map[string]string{},
 	}
@@ -122,7 +131,8 @@ func (m *Manager) Federation() string { return m.federation }
 func (m *Manager) FederationUID() string { return m.federationUID }
 
 // Watch adds a resource to watch in every member and a handler of its
-// events. Call it before Run.
+// events: the members that run start its informer at once, those that
+// come later with the others. Unwatch takes it back.
 func (m *Manager) Watch(gvr schema.GroupVersionResource, h Handler) {
 	m.watch(gvr, h, false)
 }
@@ -137,8 +147,19 @@ func (m *Manager) WatchMetadata(gvr schema.GroupVersionResource, h Handler) {
 }
 
 func (m *Manager) watch(gvr schema.GroupVersionResource, h Handler, metadataOnly bool) {
+	m.watchMu.Lock()
+	defer m.watchMu.Unlock()
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	regs := m.watchers[gvr]
+	if regs == nil {
+		regs = map[Handler]bool{}
+		m.watchers[gvr] = regs
+	}
+	if wasMetadataOnly, ok := regs[h]; ok {
+		regs[h] = wasMetadataOnly && metadataOnly
+	} else {
+		regs[h] = metadataOnly
+	}
 	if !slices.Contains(m.resources, gvr) {
 		m.resources = append(m.resources, gvr)
 		m.metadataOnly[gvr] = metadataOnly
@@ -147,8 +168,93 @@ func (m *Manager) watch(gvr schema.GroupVersionResource, h Handler, metadataOnly
 	}
 	// A handler of several resources is told of cluster changes once.
 	if !slices.Contains(m.handlers, h) {
-		m.handlers = append(m.handlers, h)
+		m.handlers = append(slices.Clip(m.handlers), h)
 	}
+	members := m.running()
+	metadataOnly = m.metadataOnly[gvr]
+	m.mu.Unlock()
+	for _, mem := range members {
+		mem.ensure(gvr, metadataOnly)
+	}
+}
+
+// Unwatch takes back what Watch or WatchMetadata of gvr by h gave: h is
+// no longer told of gvr (nor of anything once it watches nothing), and
+// when h was gvr's last handler every member stops gvr's informer and
+// drops its cache. It returns once the informers' goroutines have. The
+// namespaces, which the manager itself watches, stay.
+func (m *Manager) Unwatch(gvr schema.GroupVersionResource, h Handler) {
+	m.watchMu.Lock()
+	defer m.watchMu.Unlock()
+	m.mu.Lock()
+	regs := m.watchers[gvr]
+	if _, ok := regs[h]; !ok {
+		m.mu.Unlock()
+		return
+	}
+	delete(regs, h)
+	drop := len(regs) == 0 && gvr != NamespacesResource
+	if len(regs) == 0 {
+		delete(m.watchers, gvr)
+	}
+	// A resource cached whole stays so until it is dropped.
+	if drop {
+		m.resources = slices.DeleteFunc(slices.Clone(m.resources), func(r schema.GroupVersionResource) bool { return r == gvr })
+		delete(m.metadataOnly, gvr)
+	}
+	if !m.watching(h) {
+		// A new slice: memberChanged iterates the old one unlocked.
+		m.handlers = slices.DeleteFunc(slices.Clone(m.handlers), func(o Handler) bool { return o == h })
+	}
+	members := m.running()
+	m.mu.Unlock()
+	if !drop {
+		return
+	}
+	for _, mem := range members {
+		mem.drop(gvr)
+	}
+	// Under the lock, so that no recordCacheSizes that saw the informers
+	// sets their series again.
+	m.mu.Lock()
+	for name := range members {
+		forgetCacheSize(name, gvr)
+	}
+	m.mu.Unlock()
+}
+
+// watching reports whether h watches any resource. Called with m.mu held.
+func (m *Manager) watching(h Handler) bool {
+	for _, regs := range m.watchers {
+		if _, ok := regs[h]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// running returns the members that run, by name. Called with m.mu held.
+func (m *Manager) running() map[string]*member {
+	return maps.Clone(m.members)
+}
+
+// RestartUnsynced starts again a member's informer of gvr that has not
+// synced, for when the member has just begun to serve gvr (its CRD
+// appeared there): the informer lists at once instead of after its
+// back-off.
+func (m *Manager) RestartUnsynced(cluster string, gvr schema.GroupVersionResource) {
+	if mem := m.member(cluster); mem != nil {
+		mem.restartUnsynced(gvr)
+	}
+}
+
+// Informers counts the informers a member runs, 0 for a cluster that has
+// none.
+func (m *Manager) Informers(cluster string) int {
+	if mem := m.member(cluster); mem != nil {
+		return mem.informerCount()
+	}
+	return 0
 }
 
 func (m *Manager) enqueueAll() {
@@ -173,11 +279,14 @@ func (m *Manager) Run(ctx context.Context) error {
 	queueworker.RunWorkers(ctx, 1, m.queue, m.worker)
 	sizes.Wait()
 	m.mu.Lock()
-	for name, mem := range m.members {
-		mem.stop()
-		delete(m.members, name)
-	}
+	members := m.members
+	m.members = map[string]*member{}
 	m.mu.Unlock()
+	// Outside the lock: the informers' handlers take it.
+	for name, mem := range members {
+		mem.stop()
+		forgetCacheSizes(name, mem)
+	}
 	return nil
 }
 
@@ -242,14 +351,16 @@ func (m *Manager) sync(ctx context.Context, name string) error {
 	return nil
 }
 
+// remove stops every informer of a member that goes, and returns once
+// their goroutines have.
 func (m *Manager) remove(name string, mem *member) {
-	mem.stop()
-	forgetCacheSizes(name, mem)
 	m.mu.Lock()
 	if m.members[name] == mem {
 		delete(m.members, name)
 	}
 	m.mu.Unlock()
+	mem.stop()
+	forgetCacheSizes(name, mem)
 }
 
 // ReachAgentsThrough sets the manager's own configuration for the

@@ -35,7 +35,10 @@ const ReasonBadCustomResourceDefinition = "CustomResourcesNotPropagated"
 
 // Controller runs a propagation controller for the custom resources of
 // each CRD Established at the federation, built from the CRD (Type), and
-// stops it when the CRD goes (or changes: it then starts again).
+// stops it when the CRD goes (or changes: it then starts again). A stopped
+// controller leaves nothing running: its watches of the members are let
+// go (the members' informers of the resource stop) and its informer of
+// the federation has returned.
 type Controller struct {
 	// fed reaches the federation's custom resources.
 	fed dynamic.Interface
@@ -189,14 +192,24 @@ func (c *Controller) start(ctx context.Context, crd *apiextensionsv1.CustomResou
 	c.running[crd.Name] = r
 	c.mu.Unlock()
 	klog.FromContext(ctx).Info("Starting the propagation of custom resources", "crd", crd.Name, "resource", t.Resource.String())
-	go informer.Informer().RunWithContext(runCtx)
+	informerDone := make(chan struct{})
+	go func() {
+		defer close(informerDone)
+		informer.Informer().RunWithContext(runCtx)
+	}()
 	members.start(runCtx)
 	go func() {
+		// Done once nothing of the controller runs: its federation
+		// informer has returned, and the members' informers of its
+		// resource, which no one else watches, have stopped.
 		defer close(r.done)
 		// Stopped before its caches synced is no failure.
 		if err := pc.Run(runCtx); err != nil && runCtx.Err() == nil {
 			klog.FromContext(runCtx).Error(err, "Propagation of custom resources stopped", "crd", crd.Name)
 		}
+		<-runCtx.Done()
+		members.release()
+		<-informerDone
 	}()
 	return nil
 }

@@ -4,31 +4,29 @@ import (
 	"context"
 	"sync"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/tools/cache"
 
-	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
-	"github.com/federation-v1/federation/pkg/cachetrim"
 	"github.com/federation-v1/federation/pkg/controllers/propagation"
 	"github.com/federation-v1/federation/pkg/membercluster"
 )
 
 // Manager is what memberCaches needs of the member manager besides what
-// the propagation controller does: adding a handler at run time.
+// the propagation controller does: letting a watch go, and restarting a
+// member's informer that waits for its resource to be served.
 type Manager interface {
 	propagation.Members
+	Unwatch(gvr schema.GroupVersionResource, h membercluster.Handler)
+	RestartUnsynced(cluster string, gvr schema.GroupVersionResource)
 }
 
 // memberCaches gives one custom resource's propagation controller the
-// members' caches of its resource, which the member manager cannot add
-// once it runs: a label-filtered informer per usable cluster, started when
-// the cluster becomes usable (or the CRD appears there) and stopped when
-// it goes or the controller stops. Everything else is the manager's.
+// member manager's caches for as long as it runs: what the controller
+// watches (its resource, cached whole, and whatever else it asks for) is
+// watched from start to release, with memberCaches as the handler, which
+// passes the events on while the controller runs. Release lets every
+// watch go, so that the members' informers of the resource stop when the
+// CRD goes, changes or is turned off. Everything else is the manager's.
 type memberCaches struct {
 	Manager
 	gvr schema.GroupVersionResource
@@ -40,221 +38,122 @@ type memberCaches struct {
 	// ctx ends when the controller stops; nil before start.
 	ctx     context.Context
 	handler membercluster.Handler
-	caches  map[string]*clusterCache
-}
-
-// clusterCache is one member's informer of the resource.
-type clusterCache struct {
-	client   dynamic.Interface
-	informer cache.SharedIndexInformer
-	cancel   context.CancelFunc
+	// wanted are the resources the controller watches, and whether it
+	// reads only their metadata; watched those the manager was given,
+	// which release takes back.
+	wanted  map[schema.GroupVersionResource]bool
+	watched map[schema.GroupVersionResource]bool
 }
 
 func newMemberCaches(m Manager, gvr schema.GroupVersionResource, crd string) *memberCaches {
-	return &memberCaches{Manager: m, gvr: gvr, crd: crd, caches: map[string]*clusterCache{}}
+	return &memberCaches{Manager: m, gvr: gvr, crd: crd, wanted: map[schema.GroupVersionResource]bool{}}
 }
 
-// Watch takes the propagation controller's handler of the resource.
+// Watch takes the propagation controller's handler of a resource; the
+// manager is asked at start.
 func (c *memberCaches) Watch(gvr schema.GroupVersionResource, h membercluster.Handler) {
-	if gvr != c.gvr {
-		c.Manager.Watch(gvr, h)
-		return
-	}
+	c.want(gvr, h, false)
+}
+
+// WatchMetadata is Watch of the metadata only, but for the custom
+// resource itself, which is cached whole.
+func (c *memberCaches) WatchMetadata(gvr schema.GroupVersionResource, h membercluster.Handler) {
+	c.want(gvr, h, gvr != c.gvr)
+}
+
+func (c *memberCaches) want(gvr schema.GroupVersionResource, h membercluster.Handler, metadataOnly bool) {
 	c.mu.Lock()
 	c.handler = h
+	if whole, ok := c.wanted[gvr]; ok {
+		metadataOnly = metadataOnly && whole
+	}
+	c.wanted[gvr] = metadataOnly
+	started := c.watched != nil
 	c.mu.Unlock()
+	if started {
+		c.watch(gvr, metadataOnly)
+	}
 }
 
-// WatchMetadata is Watch: custom resources are cached whole.
-func (c *memberCaches) WatchMetadata(gvr schema.GroupVersionResource, h membercluster.Handler) {
-	c.Watch(gvr, h)
+// watch asks the manager for a resource, with c as the handler.
+func (c *memberCaches) watch(gvr schema.GroupVersionResource, metadataOnly bool) {
+	c.mu.Lock()
+	if c.watched == nil {
+		c.mu.Unlock()
+		return
+	}
+	c.watched[gvr] = true
+	c.mu.Unlock()
+	if metadataOnly {
+		c.Manager.WatchMetadata(gvr, c)
+	} else {
+		c.Manager.Watch(gvr, c)
+	}
 }
 
-// start starts the caches of the usable clusters until ctx ends. The
-// manager tells c of clusters and of namespaces and CRDs in members (a
-// handler it keeps after ctx ends, which then does nothing).
+// start watches, until release, what the controller asked for, the
+// members' namespaces (passed on) and CRDs (see MemberChanged). Events
+// are passed on until ctx ends.
 func (c *memberCaches) start(ctx context.Context) {
 	c.mu.Lock()
 	c.ctx = ctx
+	c.watched = map[schema.GroupVersionResource]bool{}
+	wanted := map[schema.GroupVersionResource]bool{membercluster.NamespacesResource: true, CRDResource: true}
+	for gvr, metadataOnly := range c.wanted {
+		if base, ok := wanted[gvr]; ok {
+			metadataOnly = metadataOnly && base
+		}
+		wanted[gvr] = metadataOnly
+	}
 	c.mu.Unlock()
-	c.Manager.WatchMetadata(membercluster.NamespacesResource, c)
-	c.Manager.WatchMetadata(CRDResource, c)
-	c.refresh()
-	go func() {
-		<-ctx.Done()
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		for name, cc := range c.caches {
-			cc.cancel()
-			delete(c.caches, name)
-		}
-	}()
+	for gvr, metadataOnly := range wanted {
+		c.watch(gvr, metadataOnly)
+	}
 }
 
-// running returns the handler while the controller runs.
-func (c *memberCaches) running() membercluster.Handler {
+// release lets every watch of start go: the members stop the informers no
+// one else watches. It returns once they have stopped.
+func (c *memberCaches) release() {
+	c.mu.Lock()
+	watched := c.watched
+	c.watched = nil
+	// Nothing is passed on any more (see running).
+	c.handler = nil
+	c.mu.Unlock()
+	for gvr := range watched {
+		c.Manager.Unwatch(gvr, c)
+	}
+}
+
+// running returns the handler while the controller runs (until ctx ends
+// or release), and whether it watches gvr.
+func (c *memberCaches) running(gvr schema.GroupVersionResource) (membercluster.Handler, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctx == nil || c.ctx.Err() != nil {
-		return nil
+		return nil, false
 	}
-	return c.handler
+	_, wanted := c.wanted[gvr]
+	return c.handler, wanted
 }
 
-// MemberChanged passes namespace events on, and restarts a cluster's
-// informer that has not synced when the CRD's copy shows up there.
+// MemberChanged passes on the events of what the controller watches and
+// of namespaces, and restarts a cluster's informer of the resource that
+// has not synced when the CRD's copy shows up there.
 func (c *memberCaches) MemberChanged(cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
-	h := c.running()
-	if h == nil {
-		return
-	}
-	switch gvr {
-	case membercluster.NamespacesResource:
+	h, wanted := c.running(gvr)
+	switch {
+	case h == nil:
+	case wanted || gvr == membercluster.NamespacesResource:
 		h.MemberChanged(cluster, gvr, obj)
-	case CRDResource:
-		if obj.GetName() == c.crd {
-			c.restartUnsynced(cluster)
-		}
+	case gvr == CRDResource && obj.GetName() == c.crd:
+		c.RestartUnsynced(cluster, c.gvr)
 	}
 }
 
-// ClustersChanged starts and stops caches, then tells the controller.
+// ClustersChanged tells the controller.
 func (c *memberCaches) ClustersChanged() {
-	h := c.running()
-	if h == nil {
-		return
+	if h, _ := c.running(c.gvr); h != nil {
+		h.ClustersChanged()
 	}
-	c.refresh()
-	h.ClustersChanged()
-}
-
-// refresh makes the caches follow the usable clusters and their clients.
-func (c *memberCaches) refresh() {
-	usable := map[string]dynamic.Interface{}
-	for _, cl := range c.Clusters() {
-		if client, err := c.Client(cl.Name); err == nil {
-			usable[cl.Name] = client
-		}
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ctx == nil || c.ctx.Err() != nil {
-		return
-	}
-	for name, cc := range c.caches {
-		if client, ok := usable[name]; !ok || client != cc.client {
-			cc.cancel()
-			delete(c.caches, name)
-		}
-	}
-	for name, client := range usable {
-		if c.caches[name] == nil {
-			c.caches[name] = c.startCache(name, client)
-		}
-	}
-}
-
-func (c *memberCaches) restartUnsynced(cluster string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	cc := c.caches[cluster]
-	if cc == nil || cc.informer.HasSynced() || c.ctx.Err() != nil {
-		return
-	}
-	cc.cancel()
-	c.caches[cluster] = c.startCache(cluster, cc.client)
-}
-
-// startCache starts one cluster's informer of the objects labelled with
-// the federation's name. Called with c.mu held.
-func (c *memberCaches) startCache(cluster string, client dynamic.Interface) *clusterCache {
-	ctx, cancel := context.WithCancel(c.ctx)
-	selector := federationv1beta1.FederationLabel + "=" + c.Federation()
-	informer := dynamicinformer.NewFilteredDynamicInformer(client, c.gvr, metav1.NamespaceAll, 0,
-		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
-		func(o *metav1.ListOptions) { o.LabelSelector = selector }).Informer()
-	_ = informer.SetTransform(cachetrim.ManagedFields)
-	notify := func(obj any) {
-		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = t.Obj
-		}
-		u, ok := obj.(*unstructured.Unstructured)
-		if h := c.running(); ok && h != nil {
-			h.MemberChanged(cluster, c.gvr, u)
-		}
-	}
-	_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: notify, UpdateFunc: func(_, obj any) { notify(obj) }, DeleteFunc: notify,
-	})
-	go informer.RunWithContext(ctx)
-	return &clusterCache{client: client, informer: informer, cancel: cancel}
-}
-
-func (c *memberCaches) cache(cluster string) cache.SharedIndexInformer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if cc := c.caches[cluster]; cc != nil {
-		return cc.informer
-	}
-	return nil
-}
-
-// Get returns a member's labelled copy from the caches of the resource.
-func (c *memberCaches) Get(cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool) {
-	if gvr != c.gvr {
-		return c.Manager.Get(cluster, gvr, namespace, name)
-	}
-	inf := c.cache(cluster)
-	if inf == nil {
-		return nil, false
-	}
-	key := name
-	if namespace != "" {
-		key = namespace + "/" + name
-	}
-	obj, exists, err := inf.GetStore().GetByKey(key)
-	if err != nil || !exists {
-		return nil, false
-	}
-	u, ok := obj.(*unstructured.Unstructured)
-	return u, ok
-}
-
-// List lists a member's labelled copies from the caches of the resource.
-func (c *memberCaches) List(cluster string, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []*unstructured.Unstructured {
-	if gvr != c.gvr {
-		return c.Manager.List(cluster, gvr, namespace, selector)
-	}
-	inf := c.cache(cluster)
-	if inf == nil {
-		return nil
-	}
-	var out []*unstructured.Unstructured
-	_ = cache.ListAllByNamespace(inf.GetIndexer(), namespace, selector, func(obj any) {
-		if u, ok := obj.(*unstructured.Unstructured); ok {
-			out = append(out, u)
-		}
-	})
-	return out
-}
-
-// ListMetadata lists the same copies as List: they are cached whole.
-func (c *memberCaches) ListMetadata(cluster string, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []metav1.Object {
-	if gvr != c.gvr {
-		return c.Manager.ListMetadata(cluster, gvr, namespace, selector)
-	}
-	var out []metav1.Object
-	for _, u := range c.List(cluster, gvr, namespace, selector) {
-		out = append(out, u)
-	}
-	return out
-}
-
-// Synced reports whether a member's cache of the resource has synced.
-func (c *memberCaches) Synced(cluster string, gvr schema.GroupVersionResource) bool {
-	if gvr != c.gvr {
-		return c.Manager.Synced(cluster, gvr)
-	}
-	inf := c.cache(cluster)
-	return inf != nil && inf.HasSynced()
 }

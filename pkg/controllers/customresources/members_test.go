@@ -2,24 +2,19 @@ package customresources
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation"
 	"github.com/federation-v1/federation/pkg/membercluster"
-	"github.com/federation-v1/federation/pkg/poll"
 )
 
 // fakeManager has usable clusters with fake clients, and records the
@@ -29,6 +24,10 @@ type fakeManager struct {
 	mu       sync.Mutex
 	clients  map[string]dynamic.Interface
 	handlers map[schema.GroupVersionResource][]membercluster.Handler
+	// metadataOnly says how each resource was last watched; restarted
+	// lists the RestartUnsynced calls ("cluster resource").
+	metadataOnly map[schema.GroupVersionResource]bool
+	restarted    []string
 }
 
 func (m *fakeManager) Federation() string    { return "fed" }
@@ -52,10 +51,60 @@ func (m *fakeManager) Client(cluster string) (dynamic.Interface, error) {
 	return m.clients[cluster], nil
 }
 
+func (m *fakeManager) Watch(gvr schema.GroupVersionResource, h membercluster.Handler) {
+	m.watch(gvr, h, false)
+}
+
 func (m *fakeManager) WatchMetadata(gvr schema.GroupVersionResource, h membercluster.Handler) {
+	m.watch(gvr, h, true)
+}
+
+func (m *fakeManager) watch(gvr schema.GroupVersionResource, h membercluster.Handler, metadataOnly bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.handlers[gvr] = append(m.handlers[gvr], h)
+	if m.metadataOnly == nil {
+		m.metadataOnly = map[schema.GroupVersionResource]bool{}
+	}
+	m.metadataOnly[gvr] = metadataOnly
+	if !slices.Contains(m.handlers[gvr], h) {
+		m.handlers[gvr] = append(m.handlers[gvr], h)
+	}
+}
+
+func (m *fakeManager) Unwatch(gvr schema.GroupVersionResource, h membercluster.Handler) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.handlers[gvr] = slices.DeleteFunc(m.handlers[gvr], func(o membercluster.Handler) bool { return o == h })
+	if len(m.handlers[gvr]) == 0 {
+		delete(m.handlers, gvr)
+	}
+}
+
+func (m *fakeManager) RestartUnsynced(cluster string, gvr schema.GroupVersionResource) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.restarted = append(m.restarted, cluster+" "+gvr.Resource)
+}
+
+// watches counts the handlers of each resource.
+func (m *fakeManager) watches() map[schema.GroupVersionResource]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[schema.GroupVersionResource]int{}
+	for gvr, hs := range m.handlers {
+		out[gvr] = len(hs)
+	}
+	return out
+}
+
+// tell tells the handlers of gvr of an event.
+func (m *fakeManager) tell(cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
+	m.mu.Lock()
+	hs := slices.Clone(m.handlers[gvr])
+	m.mu.Unlock()
+	for _, h := range hs {
+		h.MemberChanged(cluster, gvr, obj)
+	}
 }
 
 func (m *fakeManager) Get(string, schema.GroupVersionResource, string, string) (*unstructured.Unstructured, bool) {
@@ -93,55 +142,63 @@ func certificateObject(name string, labelled bool) *unstructured.Unstructured {
 	return u
 }
 
-func TestMemberCachesHoldTheFederationsCopiesOfUsableClusters(t *testing.T) {
+func TestMemberCachesWatchWhileTheControllerRunsAndLetGo(t *testing.T) {
 	gvr := schema.GroupVersionResource{Group: "certs.example.com", Version: "v1", Resource: "certificates"}
-	lists := map[schema.GroupVersionResource]string{gvr: "CertificateList"}
-	c1 := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, certificateObject("ours", true), certificateObject("theirs", false))
-	c2 := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists)
-	m := &fakeManager{clients: map[string]dynamic.Interface{"c1": c1, "c2": c2}, handlers: map[schema.GroupVersionResource][]membercluster.Handler{}}
-	caches := newMemberCaches(m, gvr, "certificates.certs.example.com")
+	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	m := &fakeManager{clients: map[string]dynamic.Interface{}, handlers: map[schema.GroupVersionResource][]membercluster.Handler{}}
+	const crd = "certificates.certs.example.com"
+	caches := newMemberCaches(m, gvr, crd)
 	r := &recorder{}
-	caches.Watch(gvr, r)
+	// As propagation.New does: the resource (asked for its metadata
+	// here), and a resource its copies name.
+	caches.WatchMetadata(gvr, r)
+	caches.WatchMetadata(secrets, r)
+	assert.Empty(t, m.watches(), "nothing is watched before start")
+
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	caches.start(ctx)
-	assert.Len(t, m.handlers[membercluster.NamespacesResource], 1, "namespace events reach the controller")
+	assert.Equal(t, map[schema.GroupVersionResource]int{gvr: 1, secrets: 1, membercluster.NamespacesResource: 1, CRDResource: 1}, m.watches())
+	assert.False(t, m.metadataOnly[gvr], "custom resources are cached whole")
+	assert.True(t, m.metadataOnly[secrets])
+	assert.True(t, m.metadataOnly[CRDResource])
 
-	require.NoError(t, poll.Until(ctx, 10*time.Second, "the caches to sync", func(context.Context) error {
-		if !caches.Synced("c1", gvr) || !caches.Synced("c2", gvr) {
-			return assert.AnError
-		}
-		return nil
-	}))
-	got, ok := caches.Get("c1", gvr, "e2e", "ours")
-	require.True(t, ok)
-	assert.Equal(t, "ours", got.GetName())
-	_, ok = caches.Get("c1", gvr, "e2e", "theirs")
-	assert.False(t, ok, "only what carries the federation's label is cached")
-	assert.Len(t, caches.List("c1", gvr, "e2e", labels.Everything()), 1)
-	assert.False(t, caches.Synced("c3", gvr), "no cache for a cluster that is not usable")
-
-	// c2 leaves: its cache goes when the clusters change.
-	m.mu.Lock()
-	delete(m.clients, "c2")
-	m.mu.Unlock()
-	caches.ClustersChanged()
-	assert.False(t, caches.Synced("c2", gvr))
-	r.mu.Lock()
-	assert.Equal(t, 1, r.clusters, "the controller is told of the clusters")
-	assert.Contains(t, r.changed, "c1 certificates ours")
-	r.mu.Unlock()
-
-	// Stopped, it tells nothing more and holds nothing.
-	cancel()
-	require.NoError(t, poll.Until(context.Background(), 10*time.Second, "the caches to stop", func(context.Context) error {
-		if caches.Synced("c1", gvr) {
-			return assert.AnError
-		}
-		return nil
-	}))
+	m.tell("c1", gvr, certificateObject("ours", true))
+	m.tell("c1", membercluster.NamespacesResource, namespaceObject("e2e"))
+	m.tell("c1", CRDResource, crdNamed("other.example.com"))
+	m.tell("c2", CRDResource, crdNamed(crd))
 	caches.ClustersChanged()
 	r.mu.Lock()
+	assert.Equal(t, []string{"c1 certificates ours", "c1 namespaces e2e"}, r.changed, "CRDs are not passed on")
 	assert.Equal(t, 1, r.clusters)
 	r.mu.Unlock()
+	assert.Equal(t, []string{"c2 certificates"}, m.restarted, "the CRD's copy restarts an informer waiting for the resource")
+
+	// Stopped, it tells nothing more; released, it watches nothing.
+	cancel()
+	m.tell("c1", gvr, certificateObject("later", true))
+	caches.ClustersChanged()
+	caches.release()
+	assert.Empty(t, m.watches(), "every watch is let go")
+	m.tell("c1", gvr, certificateObject("after", true))
+	r.mu.Lock()
+	assert.Len(t, r.changed, 2)
+	assert.Equal(t, 1, r.clusters)
+	r.mu.Unlock()
+}
+
+func namespaceObject(name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind("Namespace")
+	u.SetName(name)
+	return u
+}
+
+func crdNamed(name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("apiextensions.k8s.io/v1")
+	u.SetKind("CustomResourceDefinition")
+	u.SetName(name)
+	return u
 }

@@ -174,6 +174,10 @@ func TestCustomResources(t *testing.T) {
 		f.Kubectl("delete", "crd", "certificates.certs.example.com", "--timeout=90s")
 		f.WaitAbsent(three, crds, "", "certificates.certs.example.com")
 	})
+
+	t.Run("the member informers of 20 CRDs are released when they are deleted", func(t *testing.T) {
+		f.in(t).checkInformersReleased(three)
+	})
 }
 
 // readyIs checks the federated object's Ready condition.
