@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/csaupgrade"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
@@ -240,33 +241,37 @@ func createdByUs(obj writtenCopy) bool {
 // kubectl does for objects it created before applying them server-side.
 // It returns the resourceVersion the move left ("" when none was needed).
 func (w *Writer) upgrade(ctx context.Context, cluster string, desired *unstructured.Unstructured, out writtenCopy) (string, error) {
-	patch, err := csaupgrade.UpgradeManagedFieldsPatch(out, sets.New(FieldManager), FieldManager)
-	if err != nil || patch == nil {
-		return "", err
-	}
 	res, err := w.memberResource(cluster, desired.GetNamespace())
 	if err != nil {
 		return "", err
 	}
-	moved, err := res.Patch(ctx, desired.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
-	w.countWrite(cluster, "patch", err)
-	if apierrors.IsConflict(err) {
-		// The member changed it meanwhile (its HPA scaling a workload we
-		// just wrote): once more, from what it holds now.
-		live, gerr := res.Get(ctx, desired.GetName(), metav1.GetOptions{})
-		if gerr != nil {
-			return "", gerr
+	moved := ""
+	var from writtenCopy = out
+	// The patch tests the resourceVersion it was made from: the member
+	// writing the copy meanwhile (its HPA scaling a workload we just wrote,
+	// its controllers writing status) conflicts it. Again from what the
+	// member holds then, within client-go's budget of attempts.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if from == nil {
+			live, err := res.Get(ctx, desired.GetName(), metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			from = live
 		}
-		if patch, err = csaupgrade.UpgradeManagedFieldsPatch(live, sets.New(FieldManager), FieldManager); err != nil || patch == nil {
-			return "", err
+		patch, err := csaupgrade.UpgradeManagedFieldsPatch(from, sets.New(FieldManager), FieldManager)
+		from = nil
+		if err != nil || patch == nil {
+			return err
 		}
-		moved, err = res.Patch(ctx, desired.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
+		result, err := res.Patch(ctx, desired.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
 		w.countWrite(cluster, "patch", err)
-	}
-	if err != nil {
-		return "", err
-	}
-	return moved.GetResourceVersion(), nil
+		if err == nil {
+			moved = result.GetResourceVersion()
+		}
+		return err
+	})
+	return moved, err
 }
 
 // apply sends desired to a member. An object the member already holds

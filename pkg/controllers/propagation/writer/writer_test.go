@@ -2,13 +2,20 @@ package writer
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -104,4 +111,40 @@ func TestATaskJudgedOnWhatChangedSinceIsNotWritten(t *testing.T) {
 	require.NoError(t, tw.indexer.Update(changedAtFederation))
 	require.NoError(t, tw.WriteOnceForTesting(ctx, "c1", judged()))
 	assert.Len(t, members.Actions("c1"), written+1)
+}
+
+// Moving our create's fields to our applies tests the resourceVersion the
+// move was made from: the member writing the copy meanwhile (its HPA
+// scaling it, its controllers writing status) conflicts it, and the move
+// is made again from what the member holds, more than once.
+func TestTheCreatesFieldsMoveAgainWhileTheMemberWritesTheCopy(t *testing.T) {
+	members := testmembers.New([]string{"c1"})
+	tw := newTestWriter(t, federatedtypes.ByName("configmaps"), members, configMap("a"))
+	created := configMap("a")
+	created.SetResourceVersion("5")
+	created.SetManagedFields([]metav1.ManagedFieldsEntry{{
+		Manager: FieldManager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
+		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:k":{}}}`)},
+	}})
+	client := members.Clients["c1"]
+	require.NoError(t, client.Tracker().Add(created))
+	conflicts := 0
+	client.PrependReactor("patch", "configmaps", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if a.(clienttesting.PatchAction).GetPatchType() == types.JSONPatchType && conflicts < 3 {
+			conflicts++
+			return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, "a", errors.New("the object has been modified"))
+		}
+		return false, nil, nil
+	})
+
+	_, err := tw.upgrade(context.Background(), "c1", configMap("a"), created)
+	require.NoError(t, err)
+	assert.Equal(t, 3, conflicts)
+	moves := 0
+	for _, a := range members.Actions("c1") {
+		if a == "patch:"+string(types.JSONPatchType) {
+			moves++
+		}
+	}
+	assert.Equal(t, 4, moves, "three conflicted moves, then the one that held")
 }
