@@ -82,6 +82,9 @@ type Manager struct {
 	members      map[string]*member
 	// labels remembers each cluster's labels, to notice changes.
 	labels map[string]string
+	// started is when the manager was made: Settled gives Ready clusters
+	// that have no caches yet settleTimeout from then.
+	started time.Time
 }
 
 // NewManager builds a manager for the federation named federation whose
@@ -101,6 +104,7 @@ func NewManager(federation, federationUID string, clusters fedinformers.ClusterI
 		watchers:     map[schema.GroupVersionResource]map[Handler]bool{},
 		members:      map[string]*member{},
 		labels:       map[string]string{},
+		started:      time.Now(),
 	}
 	enqueue := func(obj any) {
 		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
@@ -448,6 +452,43 @@ func (m *Manager) usable(name string, mem *member) (*federationv1beta1.Cluster, 
 	}
 	c, err := m.clusters.Get(name)
 	return c, err == nil && IsReady(c)
+}
+
+// settleTimeout bounds how long Settled waits for a Ready cluster's caches
+// to sync: a member that does not answer must not hold up the others' work
+// for longer (its Cluster turns Offline at the next health check anyway).
+const settleTimeout = 30 * time.Second
+
+// Settled reports whether every cluster whose status says Ready is usable
+// (its caches synced), or was given settleTimeout to become so. Until then
+// Clusters leaves out members that are only starting, as after the
+// controller manager starts (an upgrade, a failover) or a member's
+// credential changes: a replica plan made from it would move their
+// replicas away, and write every member twice.
+func (m *Manager) Settled() bool {
+	all, err := m.clusters.List(labels.Everything())
+	if err != nil {
+		return false
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, c := range all {
+		if !IsReady(c) {
+			continue
+		}
+		since := m.started
+		mem := m.members[c.Name]
+		if mem != nil {
+			if mem.hasSynced() {
+				continue
+			}
+			since = mem.started
+		}
+		if time.Since(since) < settleTimeout {
+			return false
+		}
+	}
+	return true
 }
 
 // AllClusters returns every registered cluster, usable or not.

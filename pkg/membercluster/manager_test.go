@@ -179,3 +179,41 @@ func TestManagerFollowsClusterHealth(t *testing.T) {
 	_, err = m.Client("c1")
 	assert.ErrorContains(t, err, "cluster c1 is not Ready")
 }
+
+// Settled holds plans back while a Ready cluster's caches are not synced,
+// for at most settleTimeout; clusters that are not Ready do not count.
+func TestSettledWaitsForReadyClustersCaches(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fed := fedfake.NewSimpleClientset(readyCluster("c1", corev1.ConditionTrue, nil), readyCluster("c2", corev1.ConditionFalse, nil))
+	kube := kubefake.NewSimpleClientset(
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "c1", Namespace: federationv1beta1.SystemNamespace}, Data: map[string][]byte{TokenKey: []byte("t")}})
+	fedFactory := fedinformers.NewSharedInformerFactory(fed, 0)
+	kubeFactory := kubeinformers.NewSharedInformerFactory(kube, 0)
+	m, err := NewManager("fed", "fed-uid", fedFactory.Federation().V1beta1().Clusters(), kubeFactory.Core().V1().Secrets())
+	require.NoError(t, err)
+	member := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{NamespacesResource: "NamespaceList"})
+	scheme := metadatafake.NewTestScheme()
+	require.NoError(t, metav1.AddMetaToScheme(scheme))
+	m.newClient = func(*federationv1beta1.Cluster, *rest.Config) (*Clients, error) {
+		return &Clients{Dynamic: member, Metadata: metadatafake.NewSimpleMetadataClient(scheme)}, nil
+	}
+	fedFactory.Start(ctx.Done())
+	kubeFactory.Start(ctx.Done())
+	fedFactory.WaitForCacheSync(ctx.Done())
+	kubeFactory.WaitForCacheSync(ctx.Done())
+
+	assert.False(t, m.Settled(), "c1 is Ready and has no caches yet")
+	m.started = time.Now().Add(-settleTimeout)
+	assert.True(t, m.Settled(), "c1 had its time")
+	m.started = time.Now()
+
+	require.NoError(t, m.sync(ctx, "c1"))
+	require.NoError(t, poll.Until(ctx, 10*time.Second, "c1's caches", func(context.Context) error {
+		if !m.Settled() {
+			return assert.AnError
+		}
+		return nil
+	}))
+	assert.Len(t, m.Clusters(), 1)
+}

@@ -3,6 +3,7 @@ package membercluster
 import (
 	"context"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -32,6 +33,8 @@ type member struct {
 	changed  func(string, schema.GroupVersionResource, *unstructured.Unstructured)
 	cancel   context.CancelFunc
 	ctx      context.Context
+	// started is when its caches started (Manager.Settled).
+	started time.Time
 
 	// mu guards informer; it is never held while an informer stops.
 	mu       sync.RWMutex
@@ -61,7 +64,7 @@ func newMember(ctx context.Context, name, identity string, clients *Clients, fed
 	changed func(string, schema.GroupVersionResource, *unstructured.Unstructured)) *member {
 	ctx, cancel := context.WithCancel(ctx)
 	mem := &member{name: name, identity: identity, clients: clients, selector: federationv1beta1.FederationLabel + "=" + federation,
-		changed: changed, informer: map[schema.GroupVersionResource]*resourceInformer{}, cancel: cancel, ctx: ctx}
+		changed: changed, informer: map[schema.GroupVersionResource]*resourceInformer{}, cancel: cancel, ctx: ctx, started: time.Now()}
 	mem.mu.Lock()
 	defer mem.mu.Unlock()
 	for _, gvr := range resources {

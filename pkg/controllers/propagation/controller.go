@@ -72,6 +72,9 @@ type Members interface {
 	Watch(gvr schema.GroupVersionResource, h membercluster.Handler)
 	WatchMetadata(gvr schema.GroupVersionResource, h membercluster.Handler)
 	AllClusters() ([]*federationv1beta1.Cluster, error)
+	// Settled says whether every Ready cluster's caches have synced (or
+	// were given their time): plans wait for it (membercluster.Manager).
+	Settled() bool
 	List(cluster string, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []*unstructured.Unstructured
 	ListMetadata(cluster string, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []metav1.Object
 }

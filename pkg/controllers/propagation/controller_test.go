@@ -25,6 +25,7 @@ import (
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
+	"github.com/federation-v1/federation/pkg/poll"
 )
 
 type testController struct {
@@ -335,4 +336,30 @@ func TestFederationSystemNeverTravels(t *testing.T) {
 	require.NoError(t, tn.sync(t, federationv1beta1.SystemNamespace))
 	assert.Empty(t, members.Actions("c1"))
 	assert.Empty(t, tn.fedClient.Actions())
+}
+
+// While a Ready cluster's caches are still starting (the controller manager
+// just started), nothing is planned or written: the object is looked at
+// again shortly, and written once the members have settled.
+func TestNothingIsWrittenUntilTheMembersSettle(t *testing.T) {
+	members := testmembers.New([]string{"c1", "c2"})
+	members.Unsettled = true
+	tc := newTestController(t, federatedtypes.ByName("configmaps"), members, configMapObj("a"))
+	require.NoError(t, tc.Sync(context.Background(), "ns/a"))
+	for _, c := range []string{"c1", "c2"} {
+		assert.Empty(t, members.Actions(c), c)
+	}
+	assert.Empty(t, tc.events())
+	require.NoError(t, poll.Until(context.Background(), 5*time.Second, "the object queued again", func(context.Context) error {
+		if tc.queue.Len() != 1 {
+			return errors.New("not queued")
+		}
+		return nil
+	}))
+
+	members.Unsettled = false
+	require.NoError(t, tc.sync(t, "ns/a"))
+	for _, c := range []string{"c1", "c2"} {
+		assert.Equal(t, []string{"create"}, members.Actions(c), c)
+	}
 }

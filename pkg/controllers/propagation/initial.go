@@ -64,6 +64,10 @@ func (s *initialSync) settled(key string) {
 	syncmetrics.InitialPending.WithLabelValues(s.typ).Set(float64(len(s.pending)))
 }
 
+// settleRecheck is how soon an object is looked at again while the
+// members' caches settle (membercluster.Manager.Settled).
+const settleRecheck = time.Second
+
 // recheck looks at key again after a while; its initial reconcile is not
 // over until then.
 func (c *Controller) recheck(key string, after time.Duration) {

@@ -48,6 +48,14 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 		c.r.KeepLocal(key, fed)
 		return nil
 	}
+	// Ready clusters whose caches are still starting (the controller
+	// manager just started: an upgrade, a failover) are not usable yet: a
+	// plan now would leave them out, move their replicas away and write
+	// every member twice. Look again shortly (Settled bounds the wait).
+	if !c.members.Settled() {
+		c.recheck(key, settleRecheck)
+		return nil
+	}
 	if fed, err = c.ensureFinalizer(ctx, key, fed); fed == nil || err != nil {
 		return err
 	}

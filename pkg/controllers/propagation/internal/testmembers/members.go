@@ -47,6 +47,8 @@ type Members struct {
 	Clients map[string]*dynamicfake.FakeDynamicClient
 	// Unsynced clusters' caches of the type have not synced.
 	Unsynced []string
+	// Unsettled: a Ready cluster's caches are still starting (Settled).
+	Unsettled bool
 	// Slices are the members' cached EndpointSlices.
 	Slices map[string][]*unstructured.Unstructured
 	// InNamespace are the objects NamespaceObjects lists, by cluster.
@@ -183,6 +185,7 @@ func (m *Members) Watch(schema.GroupVersionResource, membercluster.Handler)     
 func (m *Members) WatchMetadata(schema.GroupVersionResource, membercluster.Handler) {}
 func (m *Members) Clusters() []*federationv1beta1.Cluster                           { return m.Ready }
 func (m *Members) AllClusters() ([]*federationv1beta1.Cluster, error)               { return m.All, nil }
+func (m *Members) Settled() bool                                                    { return !m.Unsettled }
 func (m *Members) Usable(cluster string) bool {
 	return slices.ContainsFunc(m.Ready, func(c *federationv1beta1.Cluster) bool { return c.Name == cluster })
 }
