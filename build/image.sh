@@ -11,7 +11,8 @@ if ! command -v podman >/dev/null 2>&1; then
   echo "make image needs podman (and runc): install them with: apt-get install -y podman runc" >&2
   exit 1
 fi
-version=$(git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-unknown)
+version=$(hack/version.sh)
+version=${version:-v0.0.0-unknown}
 revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 out=_output/image
 # One build at a time: tests may build the image at once.

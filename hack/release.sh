@@ -5,14 +5,14 @@
 # (federation-apiserver, federation-controller-manager, federation-dns,
 # etcd) too for those of SERVER_PLATFORMS, beside kubefed, which finds them
 # there (kubefed init --local works from the unpacked folder). VERSION is
-# git describe. Each archive holds one folder of its own name with the
+# hack/version.sh (git describe). Each archive holds one folder of its own name with the
 # binaries, LICENSE and CHANGELOG.md; archives are reproducible (sorted,
 # owner 0, the last commit's time as every mtime and build date).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PLATFORMS=${PLATFORMS:-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64}
 SERVER_PLATFORMS=${SERVER_PLATFORMS:-linux/amd64 linux/arm64}
-version=$(git describe --tags --always --dirty)
+version=$(hack/version.sh)
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}
 export SOURCE_DATE_EPOCH
 dest=_output/release/$version
