@@ -41,12 +41,28 @@ func validateAdoptNamespaces(names []string) error {
 // returns what it left alone and why: namespaces the member does not have.
 // A failed join takes off the marks it added.
 func adoptNamespaces(ctx context.Context, member kubernetes.Interface, fed string, names []string, undo *rollback) ([]string, error) {
+	pending, skipped, err := pendingAdoptions(ctx, member, fed, names)
+	if err != nil {
+		return skipped, err
+	}
+	for _, name := range pending {
+		if err := markAdopted(ctx, member, name, fed, true); err != nil {
+			return skipped, fmt.Errorf("adopting namespace %s: %w", name, err)
+		}
+		undo.add(func() error { return markAdopted(context.Background(), member, name, fed, false) })
+	}
+	return skipped, nil
+}
+
+// pendingAdoptions reads the named member namespaces and returns those not
+// yet adopted for fed, and what it would leave alone and why: namespaces
+// the member does not have.
+func pendingAdoptions(ctx context.Context, member kubernetes.Interface, fed string, names []string) (pending, skipped []string, err error) {
 	if errs := validation.IsQualifiedName(memberrbac.AdoptedByLabel(fed)); len(names) > 0 && len(errs) > 0 {
-		return nil, fmt.Errorf("--adopt-namespaces: federation %q's name is too long for its adopted mark %s (at most %d characters): %s",
+		return nil, nil, fmt.Errorf("--adopt-namespaces: federation %q's name is too long for its adopted mark %s (at most %d characters): %s",
 			fed, memberrbac.AdoptedByLabel(fed), validation.LabelValueMaxLength-len(memberrbac.AdoptedByPrefix)+len("federation.kubernetes.io/"), errs[0])
 	}
 	namespaces := member.CoreV1().Namespaces()
-	var skipped []string
 	for _, name := range names {
 		ns, err := namespaces.Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -54,17 +70,13 @@ func adoptNamespaces(ctx context.Context, member kubernetes.Interface, fed strin
 			continue
 		}
 		if err != nil {
-			return skipped, fmt.Errorf("adopting namespace %s: %w", name, err)
+			return nil, skipped, fmt.Errorf("adopting namespace %s: %w", name, err)
 		}
-		if ns.Labels[memberrbac.AdoptedByLabel(fed)] == memberrbac.Adopted {
-			continue
+		if ns.Labels[memberrbac.AdoptedByLabel(fed)] != memberrbac.Adopted {
+			pending = append(pending, name)
 		}
-		if err := markAdopted(ctx, member, name, fed, true); err != nil {
-			return skipped, fmt.Errorf("adopting namespace %s: %w", name, err)
-		}
-		undo.add(func() error { return markAdopted(context.Background(), member, name, fed, false) })
 	}
-	return skipped, nil
+	return pending, skipped, nil
 }
 
 // releaseNamespaces takes fed's adopted mark off every member namespace

@@ -28,6 +28,9 @@ const tokenTimeout = 30 * time.Second
 type joinOptions struct {
 	clusterFlags
 	dryRun bool
+	// refresh brings the member objects of a joined cluster up to this
+	// kubefed instead of joining it (joinrefresh.go).
+	refresh bool
 	// customResourceGroups are the API groups whose CRDs and custom
 	// resources the federation may write in the member.
 	customResourceGroups []string
@@ -71,13 +74,25 @@ creates the Cluster object.
 With --connection=agent the federation stores no credential: an agent that dials the
 federation holds the member's. --agent=deployment (the default) installs it in the member's
 federation-system from the chart deploy/charts/federation-agent (--agent-image,
---agent-values, --agent-federation-address); --agent=local runs it beside a local federation.`,
-		Example: `  kubefed join cluster1 --context=fed --cluster-context=cluster1`,
-		Args:    cobra.ExactArgs(1),
+--agent-values, --agent-federation-address); --agent=local runs it beside a local federation.
+
+With --refresh, for a cluster joined already (by this or an earlier kubefed, either
+connection): it brings the member's ClusterRoles, ClusterRoleBinding and admission
+policy up to what this kubefed creates, in place, and prints what it changed; run
+again, it changes nothing. It keeps the --custom-resource-groups and --pod-security
+the member was joined with unless they are given, adopts namespaces only if
+--adopt-namespaces is given, and leaves the account's token, the Cluster, its Secret,
+the agent and every copy as they are.`,
+		Example: `  kubefed join cluster1 --context=fed --cluster-context=cluster1
+  kubefed join cluster1 --context=fed --cluster-context=cluster1 --refresh --dry-run`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.complete(args)
 			if errs := validation.IsDNS1123Label(o.cluster); len(errs) > 0 {
 				return fmt.Errorf("cluster name %q: %s", o.cluster, errs[0])
+			}
+			if o.refresh {
+				return o.runRefresh(cmd.Context(), cmd.OutOrStdout(), cmd.LocalFlags())
 			}
 			if err := validateCustomResourceGroups(o.customResourceGroups); err != nil {
 				return err
@@ -101,7 +116,9 @@ federation-system from the chart deploy/charts/federation-agent (--agent-image,
 		},
 	}
 	o.addFlags(cmd)
-	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the objects that would be created, and create nothing")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the objects that would be created (with --refresh: what would change), and create nothing")
+	cmd.Flags().BoolVar(&o.refresh, "refresh", false,
+		"for a joined cluster: bring the member's ClusterRoles, ClusterRoleBinding and admission policy up to this kubefed, in place, keeping the join's --custom-resource-groups and --pod-security unless given; idempotent")
 	cmd.Flags().StringSliceVar(&o.customResourceGroups, "custom-resource-groups", nil,
 		"API groups (example.com,cert-manager.io) whose CustomResourceDefinitions and custom resources the federation may create, change and delete in the member; none of Kubernetes' own (*.k8s.io)")
 	cmd.Flags().StringVar(&o.podSecurity, "pod-security", podSecurityBaseline,
@@ -128,14 +145,12 @@ func (o *joinOptions) run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	if _, err := fed.fed.FederationV1beta1().Clusters().Get(ctx, o.cluster, metav1.GetOptions{}); err == nil {
-		return fmt.Errorf("cluster %q is already joined to federation %q; nothing changed (unjoin it first to join it again)", o.cluster, o.federation)
+		return fmt.Errorf("cluster %q is already joined to federation %q; nothing changed (--refresh brings its member objects up to this kubefed; unjoin it first to join it again)", o.cluster, o.federation)
 	} else if !apierrors.IsNotFound(err) {
 		return fmt.Errorf("checking for cluster %q in federation %q: %w", o.cluster, o.federation, err)
 	}
 
-	access := newMemberAccess(o.federation)
-	withCustomResourceGroups(access, o.federation, o.customResourceGroups)
-	withPodSecurity(access, o.federation, o.podSecurity)
+	access := desiredMemberAccess(o.federation, o.customResourceGroups, o.podSecurity)
 	cluster := &federationv1beta1.Cluster{
 		TypeMeta:   typeMeta("federation/v1beta1", "Cluster"),
 		ObjectMeta: metav1.ObjectMeta{Name: o.cluster},
@@ -170,6 +185,16 @@ func (o *joinOptions) run(ctx context.Context, out io.Writer) error {
 	o.forwardDNS(ctx, out, fed, member)
 	fmt.Fprintf(out, "cluster %q created\n", o.cluster)
 	return nil
+}
+
+// desiredMemberAccess is what this kubefed creates in a member of
+// federation fed joined with --custom-resource-groups=groups and
+// --pod-security=podSecurity.
+func desiredMemberAccess(fed string, groups []string, podSecurity string) *memberAccess {
+	a := newMemberAccess(fed)
+	withCustomResourceGroups(a, fed, groups)
+	withPodSecurity(a, fed, podSecurity)
+	return a
 }
 
 // forwardDNS makes the member's cluster DNS forward the federation's zone

@@ -44,9 +44,19 @@ func crdValidation(fed, policy string, groups []string) admissionregistrationv1.
 	}
 }
 
+// customResourceGroupsAnnotation records on the member's ClusterRole the
+// groups of --custom-resource-groups (comma-separated, empty for none), so
+// that `kubefed join --refresh` keeps them.
+const customResourceGroupsAnnotation = "federation.kubernetes.io/custom-resource-groups"
+
 // withCustomResourceGroups adds to the member access what propagating the
-// CRDs and custom resources of groups needs.
+// CRDs and custom resources of groups needs, and records groups on the
+// ClusterRole.
 func withCustomResourceGroups(a *memberAccess, fed string, groups []string) {
+	if a.Role.Annotations == nil {
+		a.Role.Annotations = map[string]string{}
+	}
+	a.Role.Annotations[customResourceGroupsAnnotation] = strings.Join(groups, ",")
 	a.Role.Rules = append(a.Role.Rules, crdRules(groups)...)
 	if len(groups) > 0 {
 		a.Policy.Spec.Validations = append(a.Policy.Spec.Validations, crdValidation(fed, a.Policy.Name, groups))

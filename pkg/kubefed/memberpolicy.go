@@ -177,15 +177,30 @@ func installPolicy(ctx context.Context, member kubernetes.Interface, a *memberAc
 	return nil
 }
 
+// patchFunc is a typed client's Patch.
+type patchFunc[T any] func(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (T, error)
+
 // apply server-side applies obj, which carries its TypeMeta, with a typed
 // client's Patch.
-func apply[T any](ctx context.Context, patch func(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (T, error), name string, obj any) error {
+func apply[T any](ctx context.Context, patch patchFunc[T], name string, obj any) error {
+	_, err := applyObject(ctx, patch, name, obj, false)
+	return err
+}
+
+// applyObject server-side applies obj as kubefed, forced, and returns the
+// object the member then holds; with dryRun the member only says what it
+// would hold.
+func applyObject[T any](ctx context.Context, patch patchFunc[T], name string, obj any, dryRun bool) (T, error) {
+	var zero T
 	body, err := json.Marshal(obj)
 	if err != nil {
-		return err
+		return zero, err
 	}
-	_, err = patch(ctx, name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)})
-	return err
+	opts := metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	return patch(ctx, name, types.ApplyPatchType, body, opts)
 }
 
 // policyError says what failed; a member too old to serve the API (before

@@ -15,7 +15,7 @@ func (e *Environment) args(m *Member, component string) []string {
 		if m.Spec.RuntimeConfig != "" {
 			runtimeConfig = []string{"--runtime-config=" + m.Spec.RuntimeConfig}
 		}
-		return append(runtimeConfig,
+		return append(append(runtimeConfig, m.auditFlags()...),
 			"--etcd-servers="+e.EtcdURL,
 			"--etcd-prefix=/"+m.Spec.Name,
 			"--bind-address=127.0.0.1",

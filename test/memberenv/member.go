@@ -287,6 +287,12 @@ func (e *Environment) startProcess(m *Member, component string) error {
 	if m.Processes[component].Alive() {
 		return nil
 	}
+	// Written at each start: a run folder of an earlier version has none.
+	if component == KubeAPIServer {
+		if err := m.writeAuditPolicy(); err != nil {
+			return err
+		}
+	}
 	p := &localprocess.Process{
 		Name: m.Spec.Name + "/" + component,
 		Path: e.programPath(component),

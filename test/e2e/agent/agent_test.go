@@ -108,6 +108,10 @@ func TestAgentMembers(t *testing.T) {
 		assert.NotContains(t, secrets, "cluster2-", "no credential of cluster2 at the federation")
 	})
 
+	t.Run("join --refresh brings the agent member's objects up to this kubefed", func(t *testing.T) {
+		refreshAgentMember(t, u, env)
+	})
+
 	t.Run("a ConfigMap reaches both members, and goes with its deletion", func(t *testing.T) {
 		f.Apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: default}\ndata: {color: blue}\n")
 		f.WaitIn(all, configMaps, "default", "settings", func(o *unstructured.Unstructured) error {

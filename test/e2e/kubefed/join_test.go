@@ -168,6 +168,10 @@ func TestJoinHealthAndUnjoin(t *testing.T) {
 		}
 	})
 
+	t.Run("join --refresh brings a member joined by an earlier version up to this kubefed", func(t *testing.T) {
+		refreshAfterUpgrade(t, u, env)
+	})
+
 	t.Run("an unreachable member goes Offline and comes back, with events", func(t *testing.T) {
 		require.NoError(t, env.StopAPIServer("cluster2"))
 		// Probes every 10s, two failures needed: well within 45s.

@@ -1,0 +1,67 @@
+package memberenv
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+)
+
+// federationWritesPolicy has each member's API server log the writes of the
+// federation's accounts (every account kubefed join makes lives in the
+// member's federation-system) and nothing else: tests count at the members
+// what the federation wrote there.
+const federationWritesPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  userGroups: ["system:serviceaccounts:federation-system"]
+  verbs: [create, update, patch, delete, deletecollection]
+- level: None
+`
+
+// auditFlags are the member API server's flags of that log.
+func (m *Member) auditFlags() []string {
+	return []string{
+		"--audit-policy-file=" + m.path("audit-policy.yaml"),
+		"--audit-log-path=" + m.path(federationWritesLog),
+		"--audit-log-maxbackup=1",
+	}
+}
+
+// federationWritesLog is the audit log's name in the member's folder.
+const federationWritesLog = "federation-writes.audit.log"
+
+func (m *Member) writeAuditPolicy() error {
+	return os.WriteFile(m.path("audit-policy.yaml"), []byte(federationWritesPolicy), 0o600)
+}
+
+// FederationWrites are the writes the federation's accounts made in the
+// member so far, as its API server logged them (create, update, patch,
+// delete), oldest first.
+func (m *Member) FederationWrites() ([]auditv1.Event, error) {
+	f, err := os.Open(m.path(federationWritesLog))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var events []auditv1.Event
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var e auditv1.Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return nil, fmt.Errorf("%s: %w", m.path(federationWritesLog), err)
+		}
+		events = append(events, e)
+	}
+	return events, sc.Err()
+}
