@@ -94,13 +94,7 @@ the agent and every copy as they are.`,
 			if o.refresh {
 				return o.runRefresh(cmd.Context(), cmd.OutOrStdout(), cmd.LocalFlags())
 			}
-			if err := validateCustomResourceGroups(o.customResourceGroups); err != nil {
-				return err
-			}
-			if err := validatePodSecurity(o.podSecurity); err != nil {
-				return err
-			}
-			if err := validateAdoptNamespaces(o.adoptNamespaces); err != nil {
+			if err := o.validateMemberSettings(); err != nil {
 				return err
 			}
 			if err := validateConnection(o.connection, o.agent); err != nil {
@@ -133,6 +127,18 @@ the agent and every copy as they are.`,
 		"with --connection=agent, the member's API address the Cluster shows (default: the cluster context's); the federation never dials it")
 	o.agentChart.addFlags(cmd.Flags())
 	return cmd
+}
+
+// validateMemberSettings checks the flags that shape the member's objects,
+// which join and join --refresh share.
+func (o *joinOptions) validateMemberSettings() error {
+	if err := validateCustomResourceGroups(o.customResourceGroups); err != nil {
+		return err
+	}
+	if err := validatePodSecurity(o.podSecurity); err != nil {
+		return err
+	}
+	return validateAdoptNamespaces(o.adoptNamespaces)
 }
 
 func (o *joinOptions) run(ctx context.Context, out io.Writer) error {

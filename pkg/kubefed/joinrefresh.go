@@ -49,13 +49,7 @@ func (o *joinOptions) runRefresh(ctx context.Context, out io.Writer, flags *pfla
 	if err := validateRefreshFlags(flags); err != nil {
 		return err
 	}
-	if err := validateCustomResourceGroups(o.customResourceGroups); err != nil {
-		return err
-	}
-	if err := validatePodSecurity(o.podSecurity); err != nil {
-		return err
-	}
-	if err := validateAdoptNamespaces(o.adoptNamespaces); err != nil {
+	if err := o.validateMemberSettings(); err != nil {
 		return err
 	}
 	fed, err := o.globalFlags.federation(ctx, o.federation)
