@@ -148,7 +148,21 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err := generic.AddPostStartHook("create-system-namespaces", systemNamespacesHook); err != nil {
 		return nil, fmt.Errorf("adding the system namespaces post-start hook: %w", err)
 	}
-	if err := addKubernetesServiceHooks(generic, serviceIPs, c.generic.SecureServing); err != nil {
+	if err := addServiceIPRepairHook(generic, serviceIPs); err != nil {
+		return nil, err
+	}
+	port := servingPort(c.generic.SecureServing)
+	defaultService, err := kubernetesService(serviceIPs.CIDR(), port)
+	if err != nil {
+		return nil, err
+	}
+	// Namespace deletion, ClusterRole aggregation and the keeper of
+	// default/kubernetes: in one of the federation's apiservers at a time.
+	elected, err := newElectedControllers(defaultService, port)
+	if err != nil {
+		return nil, err
+	}
+	if err := elected.addHooks(generic); err != nil {
 		return nil, err
 	}
 	if c.informers != nil {
@@ -161,18 +175,6 @@ func (c CompletedConfig) New() (*Server, error) {
 		})
 		if err != nil {
 			return nil, fmt.Errorf("adding the informer post-start hook: %w", err)
-		}
-		err = generic.AddPostStartHook("start-cluster-role-aggregation", func(ctx genericapiserver.PostStartHookContext) error {
-			return startRoleAggregation(ctx, c.informers)
-		})
-		if err != nil {
-			return nil, fmt.Errorf("adding the role aggregation post-start hook: %w", err)
-		}
-		err = generic.AddPostStartHook("start-namespace-deletion", func(ctx genericapiserver.PostStartHookContext) error {
-			return startNamespaceDeletion(ctx, c.informers)
-		})
-		if err != nil {
-			return nil, fmt.Errorf("adding the namespace deletion post-start hook: %w", err)
 		}
 	}
 	return &Server{GenericAPIServer: generic}, nil

@@ -31,11 +31,19 @@ const kubernetesServiceName = "kubernetes"
 // cache each time).
 const kubernetesServiceInterval = 10 * time.Second
 
-// addKubernetesServiceHooks adds the post-start hooks of the cluster IPs:
-// Kubernetes' repair loop of the allocations (the server is not ready
-// before it first ran, as no Service could be given an address), then the
-// keeper of default/kubernetes.
-func addKubernetesServiceHooks(generic *genericapiserver.GenericAPIServer, ips *servicestore.ClusterIPAllocator, serving *genericapiserver.SecureServingInfo) error {
+// addServiceIPRepairHook adds the post-start hook of Kubernetes' repair
+// loop of the cluster-IP allocations (the server is not ready before it
+// first ran, as no Service could be given an address).
+//
+// It runs in every apiserver, as it does in every kube-apiserver replica,
+// and is not elected: it is written to run in each. Every change of the
+// allocation map it makes is a compare-and-swap on the map's
+// resourceVersion in etcd (a conflict retries on a fresh read), it frees
+// an address only after it saw it unused in several runs in a row (an
+// address another apiserver just allocated is not freed), and each
+// apiserver's readiness waits for its own first run, which an election
+// would hold up for a standby.
+func addServiceIPRepairHook(generic *genericapiserver.GenericAPIServer, ips *servicestore.ClusterIPAllocator) error {
 	err := generic.AddPostStartHook("start-service-ip-repair", func(ctx genericapiserver.PostStartHookContext) error {
 		client, err := kubernetes.NewForConfig(ctx.LoopbackClientConfig)
 		if err != nil {
@@ -53,27 +61,20 @@ func addKubernetesServiceHooks(generic *genericapiserver.GenericAPIServer, ips *
 	if err != nil {
 		return fmt.Errorf("adding the service IP repair post-start hook: %w", err)
 	}
-	want, err := kubernetesService(ips.CIDR(), servingPort(serving))
-	if err != nil {
-		return err
-	}
-	err = generic.AddPostStartHook("keep-kubernetes-service", func(ctx genericapiserver.PostStartHookContext) error {
-		client, err := kubernetes.NewForConfig(ctx.LoopbackClientConfig)
-		if err != nil {
-			return err
-		}
-		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			// Every second at start-up, when "default" may not exist yet.
-			_ = wait.PollUntilContextTimeout(ctx, time.Second, kubernetesServiceInterval, true, func(ctx context.Context) (bool, error) {
-				return ensureKubernetesService(ctx, client, want) == nil, nil
-			})
-		}, kubernetesServiceInterval)
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("adding the default/kubernetes post-start hook: %w", err)
-	}
 	return nil
+}
+
+// keepKubernetesService puts default/kubernetes back as want every
+// kubernetesServiceInterval until ctx ends. Only the apiserver leading the
+// apiservers' controllers runs it (electedControllers): want holds this
+// server's port, and apiservers on different ports would each write theirs.
+func keepKubernetesService(ctx context.Context, client kubernetes.Interface, want *corev1.Service) {
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		// Every second at start-up, when "default" may not exist yet.
+		_ = wait.PollUntilContextTimeout(ctx, time.Second, kubernetesServiceInterval, true, func(ctx context.Context) (bool, error) {
+			return ensureKubernetesService(ctx, client, want) == nil, nil
+		})
+	}, kubernetesServiceInterval)
 }
 
 // servingPort is the port the server serves HTTPS on (443 without one).

@@ -14,7 +14,7 @@ import (
 
 // aggregated returns the rules of a bootstrap cluster role with those of
 // the roles that aggregate into it (edit into admin, view into edit), as
-// the role aggregation controller makes them (startRoleAggregation).
+// the role aggregation controller makes them (newRoleAggregation).
 func aggregated(roles []rbacv1.ClusterRole, name string) []rbacv1.PolicyRule {
 	var rules []rbacv1.PolicyRule
 	for _, r := range roles {

@@ -12,10 +12,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/federation-v1/federation/pkg/httpprobe"
 	"github.com/federation-v1/federation/pkg/localprocess"
+	"github.com/federation-v1/federation/pkg/poll"
 )
 
 // stopTimeout is how long Stop waits after SIGTERM before killing.
@@ -50,6 +52,21 @@ func (p *Process) Stop() {
 		return
 	}
 	_ = p.proc.Stop(stopTimeout)
+}
+
+// Kill kills the process group with SIGKILL, as a crash would (nothing of
+// the server runs after it: no shutdown hook, no release), and waits until
+// it has exited entirely.
+func (p *Process) Kill() error {
+	if err := syscall.Kill(-p.proc.Pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("killing %s (pid %d): %w", p.proc.Name, p.proc.Pid, err)
+	}
+	return poll.Until(context.Background(), stopTimeout, p.proc.Name+" to exit after SIGKILL", func(context.Context) error {
+		if !localprocess.Exited(p.proc.Pid) {
+			return fmt.Errorf("pid %d still runs", p.proc.Pid)
+		}
+		return nil
+	})
 }
 
 // RSSBytes returns the resident memory of the process, from /proc.
