@@ -275,3 +275,17 @@ func (u *User) JoinAll(fed string, clusters ...string) {
 	}
 	u.WaitClusterStatus(fed, 2*time.Minute, want)
 }
+
+// ServerVersion is the version of federation fed's apiserver, as kubefed
+// version prints it.
+func (u *User) ServerVersion(fed string) string {
+	u.T.Helper()
+	out := u.MustKubefed("version", "--context="+fed)
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(line, "Server Version: "); ok {
+			return v
+		}
+	}
+	u.T.Fatalf("no server version in:\n%s", out)
+	return ""
+}

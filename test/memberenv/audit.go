@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 )
@@ -64,4 +65,44 @@ func (m *Member) FederationWrites() ([]auditv1.Event, error) {
 		events = append(events, e)
 	}
 	return events, sc.Err()
+}
+
+// FederationWriteCounts counts the federation's writes each member of
+// clusters logged so far: a mark for FederationWritesSince.
+func (e *Environment) FederationWriteCounts(clusters []string) (map[string]int, error) {
+	counts := map[string]int{}
+	for _, c := range clusters {
+		m := e.Member(c)
+		if m == nil {
+			return nil, fmt.Errorf("memberenv: no cluster named %q", c)
+		}
+		events, err := m.FederationWrites()
+		if err != nil {
+			return nil, err
+		}
+		counts[c] = len(events)
+	}
+	return counts, nil
+}
+
+// FederationWritesSince lists the federation's writes the members logged
+// after the counts in mark ("cluster: verb resource namespace/name"), but
+// for those to objects named in except.
+func (e *Environment) FederationWritesSince(clusters []string, mark map[string]int, except ...string) ([]string, error) {
+	var out []string
+	for _, c := range clusters {
+		events, err := e.Member(c).FederationWrites()
+		if err != nil {
+			return nil, err
+		}
+		for _, ev := range events[min(mark[c], len(events)):] {
+			switch {
+			case ev.ObjectRef == nil:
+				out = append(out, c+": "+ev.Verb+" "+ev.RequestURI)
+			case !slices.Contains(except, ev.ObjectRef.Name):
+				out = append(out, fmt.Sprintf("%s: %s %s %s/%s", c, ev.Verb, ev.ObjectRef.Resource, ev.ObjectRef.Namespace, ev.ObjectRef.Name))
+			}
+		}
+	}
+	return out, nil
 }

@@ -15,15 +15,23 @@ import (
 )
 
 // Build is a release's binaries: kubefed and, beside it, the control plane,
-// the agent, federation-dns and etcd (kubefed finds them there).
+// the agent, federation-dns and etcd (kubefed finds them there), static as
+// in the release's image; and what its image and chart are made from.
 type Build struct {
 	Version string
 	Commit  string
 	Bin     string
+	// Dir holds the release's Containerfile, LICENSE and chart
+	// (deploy/charts/federation), kept from its tree.
+	Dir string
 }
 
-// complete marks a finished build in its folder.
-const complete = ".complete"
+// Chart is the release's host-cluster chart.
+func (b Build) Chart() string { return filepath.Join(b.Dir, "charts", "federation") }
+
+// complete marks a finished build in its folder; its name changes with
+// what a build holds, so that an older cache is built again.
+const complete = ".complete-static-chart"
 
 // BuildPrevious builds the previous release once and returns it.
 func BuildPrevious() (Build, error) {
@@ -41,7 +49,7 @@ func BuildPrevious() (Build, error) {
 	}
 	b := Build{Version: strings.TrimSpace(string(version)), Commit: commit}
 	dir := filepath.Join(root, ".cache", "releases", b.Version+"-"+commit[:12])
-	b.Bin = filepath.Join(dir, "bin")
+	b.Bin, b.Dir = filepath.Join(dir, "bin"), dir
 	if _, err := os.Stat(filepath.Join(b.Bin, complete)); err == nil {
 		return b, nil
 	}
@@ -68,16 +76,40 @@ func build(root, dir string, b Build) error {
 		return fmt.Errorf("git archive: %w: %s", err, out)
 	}
 	pkg := "github.com/federation-v1/federation/pkg/version"
-	ldflags := fmt.Sprintf("-X %s.gitVersion=%s -X %s.gitCommit=%s -X %s.gitTreeState=clean", pkg, b.Version, pkg, b.Commit, pkg)
+	ldflags := fmt.Sprintf("-s -w -X %s.gitVersion=%s -X %s.gitCommit=%s -X %s.gitTreeState=clean", pkg, b.Version, pkg, b.Commit, pkg)
+	// As hack/build-static.sh builds the image's: with -trimpath the
+	// packages the release shares with the tree come from the build cache
+	// that make image filled.
 	for _, args := range [][]string{
-		{"build", "-ldflags", ldflags, "-o", bin + "/", "./kubefed", "./federation-apiserver", "./federation-controller-manager", "./federation-agent"},
-		{"build", "-ldflags", ldflags, "-o", filepath.Join(bin, "federation-dns"), "./dns"},
-		{"build", "-o", filepath.Join(bin, "etcd"), "go.etcd.io/etcd/server/v3"},
+		{"build", "-trimpath", "-ldflags", ldflags, "-o", bin + "/", "./kubefed", "./federation-apiserver", "./federation-controller-manager", "./federation-agent"},
+		{"build", "-trimpath", "-ldflags", ldflags, "-o", filepath.Join(bin, "federation-dns"), "./dns"},
+		{"build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(bin, "etcd"), "go.etcd.io/etcd/server/v3"},
 	} {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = src
+		// Static, as in the image (hack/build-static.sh): Image packs them.
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("go %s: %w: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	// What the release's image and chart are made from.
+	if err := os.RemoveAll(b.Chart()); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(b.Chart()), 0o755); err != nil {
+		return err
+	}
+	if err := os.Rename(filepath.Join(src, "deploy", "charts", "federation"), b.Chart()); err != nil {
+		return err
+	}
+	for from, to := range map[string]string{"build/Containerfile": "Containerfile", "LICENSE": "bin.partial/LICENSE"} {
+		data, err := os.ReadFile(filepath.Join(src, from))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, to), data, 0o644); err != nil {
+			return err
 		}
 	}
 	if err := os.WriteFile(filepath.Join(bin, complete), []byte(b.Version+" "+b.Commit+"\n"), 0o644); err != nil {
@@ -90,6 +122,21 @@ func build(root, dir string, b Build) error {
 		return err
 	}
 	return os.RemoveAll(src)
+}
+
+// Image builds the release's image with podman (podman makes the podman
+// command, as podmanenv.Podman) from its binaries and Containerfile, as its
+// make image would, and returns its reference: localhost/federation with
+// the release's version and "-release" as the tag, apart from any image
+// the tree's make image tagged.
+func (b Build) Image(podman func(args ...string) *exec.Cmd) (string, error) {
+	ref := "localhost/federation:" + b.Version + "-release"
+	cmd := podman("build", "--file", filepath.Join(b.Dir, "Containerfile"),
+		"--build-arg", "VERSION="+b.Version, "--build-arg", "REVISION="+b.Commit, "--tag", ref, b.Bin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the image of release %s: %w: %s", b.Version, err, out)
+	}
+	return ref, nil
 }
 
 func moduleRoot() (string, error) {

@@ -181,27 +181,10 @@ func createdByInit(t *testing.T, host kubernetes.Interface, init *background) (o
 			return poll.Abort(fmt.Errorf("kubefed init ended (%v):\n%s", init.err, init.out.String()))
 		default:
 		}
-		objs = nil
-		var specs []corev1.PodSpec
-		for _, name := range []string{"fed-apiserver", "fed-controller-manager", "fed-dns"} {
-			d, err := host.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			objs = append(objs, d)
-			specs = append(specs, d.Spec.Template.Spec)
-		}
-		s, err := host.AppsV1().StatefulSets(namespace).Get(ctx, "fed-etcd", metav1.GetOptions{})
-		if err != nil {
+		var err error
+		if objs, err = planeObjects(ctx, host); err != nil {
 			return err
 		}
-		objs = append(objs, s)
-		specs = append(specs, s.Spec.Template.Spec)
-		mounted, err := mountedObjects(ctx, host, specs)
-		if err != nil {
-			return err
-		}
-		objs = append(objs, mounted...)
 		// init waited for it before it made the workloads.
 		svc, err := host.CoreV1().Services(namespace).Get(ctx, "fed-apiserver", metav1.GetOptions{})
 		if err != nil {
@@ -214,6 +197,33 @@ func createdByInit(t *testing.T, host kubernetes.Interface, init *background) (o
 	})
 	require.NoError(t, err)
 	return objs, lbAddress
+}
+
+// planeObjects reads the control plane's workloads (of the release fed)
+// from the host, with the Secrets and ConfigMaps their pods mount: what a
+// kubelet would run.
+func planeObjects(ctx context.Context, host kubernetes.Interface) ([]runtime.Object, error) {
+	var objs []runtime.Object
+	var specs []corev1.PodSpec
+	for _, name := range []string{"fed-apiserver", "fed-controller-manager", "fed-dns"} {
+		d, err := host.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, d)
+		specs = append(specs, d.Spec.Template.Spec)
+	}
+	s, err := host.AppsV1().StatefulSets(namespace).Get(ctx, "fed-etcd", metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	objs = append(objs, s)
+	specs = append(specs, s.Spec.Template.Spec)
+	mounted, err := mountedObjects(ctx, host, specs)
+	if err != nil {
+		return nil, err
+	}
+	return append(objs, mounted...), nil
 }
 
 // mountedObjects reads the Secrets and ConfigMaps the pod specs mount, once

@@ -125,6 +125,8 @@ type podmanPlane struct {
 	t      *testing.T
 	player *kubeplay.Player
 	plan   *kubeplay.Plan
+	// opts adapted the plan (replay adapts the same way).
+	opts kubeplay.Options
 	// played is when podman kube play started.
 	played time.Time
 }
@@ -151,7 +153,7 @@ func playWith(t *testing.T, objs []runtime.Object, opts kubeplay.Options) *podma
 	plan, err := kubeplay.Adapt(objs, opts)
 	require.NoError(t, err)
 	t.Logf("podman plays %v (and not %v)", plan.Pods, plan.Skipped)
-	p := &podmanPlane{t: t, plan: plan, player: player}
+	p := &podmanPlane{t: t, plan: plan, player: player, opts: opts}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -167,6 +169,19 @@ func playWith(t *testing.T, objs []runtime.Object, opts kubeplay.Options) *podma
 	defer cancel()
 	require.NoError(t, p.player.Play(ctx, plan))
 	return p
+}
+
+// replay plays the objects over the plane's pods, as a cluster rolls them
+// to new specs; the claims' volumes (etcd's data) stay.
+func (p *podmanPlane) replay(objs []runtime.Object) {
+	p.t.Helper()
+	plan, err := kubeplay.Adapt(objs, p.opts)
+	require.NoError(p.t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p.played = time.Now()
+	require.NoError(p.t, p.player.Replay(ctx, plan))
+	p.plan = plan
 }
 
 // runPrefix starts the names of everything the tests make in podman,

@@ -3,7 +3,6 @@ package upgrade_test
 import (
 	"context"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
@@ -157,7 +155,7 @@ func TestUpgradeFromThePreviousRelease(t *testing.T) {
 		old.MustKubefed("join", c, "--context=fed", "--custom-resource-groups=certs.example.com")
 	}
 	old.WaitClusterStatus("fed", converge, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
-	assert.Contains(t, serverVersion(t, old), previous.Version)
+	assert.Contains(t, old.ServerVersion("fed"), previous.Version)
 
 	f := fedenv.NewFixture(t, old, env.Clients(nil), "fed", converge)
 	f.Apply(objects)
@@ -175,7 +173,7 @@ func TestUpgradeFromThePreviousRelease(t *testing.T) {
 		}
 		return nil
 	})
-	settle(t, env)
+	fedenv.SettledMemberWrites(t, env, clusters, 5*time.Second, converge)
 	versions := copyVersions(t, &f)
 
 	current := *old
@@ -184,11 +182,10 @@ func TestUpgradeFromThePreviousRelease(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// The last step's writes may still be under way (a copy's
 			// update is seen before the writes that follow it).
-			settle(t, env)
-			mark := federationWrites(t, env)
+			mark := fedenv.SettledMemberWrites(t, env, clusters, 5*time.Second, converge)
 			from.MustKubefed("stop", "fed")
 			to.MustKubefed("start", "fed")
-			assert.Contains(t, serverVersion(t, to), version)
+			assert.Contains(t, to.ServerVersion("fed"), version)
 			to.WaitClusterStatus("fed", converge, map[string]string{"cluster1": "Ready", "cluster2": "Ready", "cluster3": "Ready"})
 
 			// The restarted controller manager works: a new object arrives.
@@ -196,21 +193,14 @@ func TestUpgradeFromThePreviousRelease(t *testing.T) {
 			f.Apply(fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: up}\ndata: {k: v}\n", probe))
 			f.WaitIn(clusters, configMaps, "up", probe, nil)
 			// Then a quiet window: no write to anything but the new object.
-			start := time.Now()
-			err := poll.Until(context.Background(), quietWindow, "the end of the quiet window", func(context.Context) error {
-				if others := writesSince(t, env, mark, probe); len(others) > 0 {
-					return poll.Abort(fmt.Errorf("member writes to copies already in sync, %s after the new object arrived: %v",
-						time.Since(start).Round(time.Second), others))
-				}
-				return fmt.Errorf("quiet for %s", time.Since(start).Round(time.Second))
-			})
-			require.ErrorContains(t, err, "timed out", "the window must end quietly; the federation's events:\n%s", f.Kubectl("get", "events", "-n", "up"))
+			fedenv.NoMemberWritesFor(t, env, clusters, mark, quietWindow, probe)
 			// The members' logs do see the federation's writes: the new object's.
 			for _, c := range clusters {
-				assert.NotEmpty(t, writesTo(t, env, c, mark, probe), "the create of %s logged in %s", probe, c)
+				logged, err := env.FederationWritesSince([]string{c}, mark)
+				require.NoError(t, err)
+				assert.Contains(t, strings.Join(logged, "\n"), "up/"+probe, "the create of %s logged in %s", probe, c)
 			}
 			t.Logf("%s: no member write to the %d copies in %d clusters for %s after the restart", name, len(copies), len(clusters), quietWindow)
-
 			assert.Equal(t, versions, copyVersions(t, &f), "no copy changed in any member")
 			f.WaitIn([]string{"cluster1"}, deployments, "up", "web", imageIs("registry.example/web:2.0"))
 			assert.Equal(t, answers, waitDNS(t, dnsServer, func(a answer) error {
@@ -253,20 +243,6 @@ func TestUpgradeFromThePreviousRelease(t *testing.T) {
 	step("downgrade to the previous release", &current, old, previous.Version, nil)
 }
 
-// serverVersion is the federation apiserver's version, as kubefed version
-// prints it.
-func serverVersion(t *testing.T, u *fedenv.User) string {
-	t.Helper()
-	out := u.MustKubefed("version", "--context=fed")
-	for _, line := range strings.Split(out, "\n") {
-		if v, ok := strings.CutPrefix(line, "Server Version: "); ok {
-			return v
-		}
-	}
-	t.Fatalf("no server version in:\n%s", out)
-	return ""
-}
-
 func imageIs(want string) func(*unstructured.Unstructured) error {
 	return func(o *unstructured.Unstructured) error {
 		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
@@ -278,77 +254,6 @@ func imageIs(want string) func(*unstructured.Unstructured) error {
 		}
 		return nil
 	}
-}
-
-// settle waits until the federation has written nothing to the members
-// for a while: the copies' first writes, and the follow-up writes the
-// members' own controllers cause, are over.
-func settle(t *testing.T, env *memberenv.Environment) {
-	t.Helper()
-	last, lastChange := federationWrites(t, env), time.Now()
-	require.NoError(t, poll.Until(context.Background(), converge, "the federation's writes to settle", func(context.Context) error {
-		now := federationWrites(t, env)
-		if !maps.Equal(now, last) {
-			last, lastChange = now, time.Now()
-		}
-		if quiet := time.Since(lastChange); quiet < 5*time.Second {
-			return fmt.Errorf("quiet for %s", quiet.Round(time.Second))
-		}
-		return nil
-	}))
-}
-
-// federationWrites counts the writes of the federation's accounts each
-// member's API server logged so far.
-func federationWrites(t *testing.T, env *memberenv.Environment) map[string]int {
-	t.Helper()
-	counts := map[string]int{}
-	for _, c := range clusters {
-		events, err := env.Member(c).FederationWrites()
-		require.NoError(t, err)
-		counts[c] = len(events)
-	}
-	return counts
-}
-
-// writesSince lists the federation's writes after mark, in every member, to
-// anything but the objects named except.
-func writesSince(t *testing.T, env *memberenv.Environment, mark map[string]int, except string) []string {
-	t.Helper()
-	var out []string
-	for _, c := range clusters {
-		events, err := env.Member(c).FederationWrites()
-		require.NoError(t, err)
-		for _, e := range events[mark[c]:] {
-			if e.ObjectRef != nil && e.ObjectRef.Name == except {
-				continue
-			}
-			out = append(out, c+": "+describe(e))
-		}
-	}
-	return out
-}
-
-// writesTo lists the federation's writes in cluster after mark to the
-// objects named name.
-func writesTo(t *testing.T, env *memberenv.Environment, cluster string, mark map[string]int, name string) []string {
-	t.Helper()
-	events, err := env.Member(cluster).FederationWrites()
-	require.NoError(t, err)
-	var out []string
-	for _, e := range events[mark[cluster]:] {
-		if e.ObjectRef != nil && e.ObjectRef.Name == name {
-			out = append(out, describe(e))
-		}
-	}
-	return out
-}
-
-func describe(e auditv1.Event) string {
-	if e.ObjectRef == nil {
-		return e.Verb + " " + e.RequestURI
-	}
-	return fmt.Sprintf("%s %s %s/%s by %s", e.Verb, e.ObjectRef.Resource, e.ObjectRef.Namespace, e.ObjectRef.Name, e.User.Username)
 }
 
 // copyVersions are the resourceVersions of every copy in every member.

@@ -8,9 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Player plays plans with podman and removes what they made.
@@ -69,6 +73,11 @@ func (p *Player) Names(ctx context.Context, prefix string) ([]string, error) {
 // prefix. The pods go in parallel: podman takes seconds for each, even
 // with no time to stop.
 func (p *Player) Remove(ctx context.Context, prefix string) error {
+	return p.remove(ctx, prefix, nil)
+}
+
+// remove is Remove, but for the names in keep.
+func (p *Player) remove(ctx context.Context, prefix string, keep map[string]bool) error {
 	var (
 		mu   sync.Mutex
 		errs []string
@@ -81,7 +90,7 @@ func (p *Player) Remove(ctx context.Context, prefix string) error {
 		}
 		var wg sync.WaitGroup
 		for _, name := range strings.Fields(out) {
-			if !strings.HasPrefix(name, prefix) {
+			if !strings.HasPrefix(name, prefix) || keep[name] {
 				continue
 			}
 			remove := func() {
@@ -208,4 +217,36 @@ func (p *Player) run(ctx context.Context, args ...string) (string, error) {
 		<-done
 		return stdout.String(), fmt.Errorf("podman %s: %w", strings.Join(args, " "), ctx.Err())
 	}
+}
+
+// Replay plays a plan again over what an earlier play of its prefix made,
+// as a cluster rolls its pods to new specs: the pods, secrets and
+// ConfigMaps' volumes go and are made afresh, while the volumes of the
+// claims stay with their data (podman would refuse to make them again).
+func (p *Player) Replay(ctx context.Context, plan *Plan) error {
+	claims := map[string]bool{}
+	for _, obj := range plan.Objects {
+		if c, ok := obj.(*corev1.PersistentVolumeClaim); ok {
+			claims[c.Name] = true
+		}
+	}
+	volumes, err := p.run(ctx, "volume", "ls", "--format", "{{.Name}}")
+	if err != nil {
+		return err
+	}
+	kept := map[string]bool{}
+	for _, name := range strings.Fields(volumes) {
+		if claims[name] {
+			kept[name] = true
+		}
+	}
+	if err := p.remove(ctx, plan.Prefix, kept); err != nil {
+		return err
+	}
+	again := *plan
+	again.Objects = slices.DeleteFunc(slices.Clone(plan.Objects), func(obj runtime.Object) bool {
+		c, ok := obj.(*corev1.PersistentVolumeClaim)
+		return ok && kept[c.Name]
+	})
+	return p.Play(ctx, &again)
 }
