@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/wait"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -147,6 +148,7 @@ func (e *electedControllers) stopAndWait() error {
 func (e *electedControllers) elect(ctx context.Context, lock resourcelock.Interface, loopback *rest.Config) {
 	logger := klog.FromContext(ctx).WithValues("lease", federationv1beta1.SystemNamespace+"/"+controllersLease, "identity", e.identity)
 	logger.Info("Waiting to lead the apiservers' controllers (namespace deletion, ClusterRole aggregation, default/kubernetes)")
+	waitForLeaseNamespace(ctx, loopback)
 	for ctx.Err() == nil {
 		if err := e.term(ctx, logger, lock, loopback); err != nil {
 			// The configuration is constant: this cannot happen.
@@ -158,6 +160,21 @@ func (e *electedControllers) elect(ctx context.Context, lock resourcelock.Interf
 		}
 	}
 	logger.Info("Stopped the election of the apiservers' controllers")
+}
+
+// waitForLeaseNamespace waits until the Lease's namespace exists. A new
+// federation's comes with the hook create-system-namespaces, which runs
+// beside this one: a campaign before it would fail and wait a retry
+// period, and default/kubernetes, which the leader keeps, with it.
+func waitForLeaseNamespace(ctx context.Context, loopback *rest.Config) {
+	client, err := kubernetes.NewForConfig(loopback)
+	if err != nil {
+		return
+	}
+	_ = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		_, err := client.CoreV1().Namespaces().Get(ctx, federationv1beta1.SystemNamespace, metav1.GetOptions{})
+		return err == nil, nil
+	})
 }
 
 // term campaigns once and, having won, leads until ctx ends or the lease

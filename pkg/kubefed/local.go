@@ -3,6 +3,7 @@ package kubefed
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -57,6 +58,28 @@ func newStartCommand(_ *globalFlags, find func(string) (string, error)) *cobra.C
 			fmt.Fprintf(cmd.OutOrStdout(), "Federation API server is running at: %s\n", plane.Server)
 			return nil
 		})
+}
+
+func newRestartCommand(_ *globalFlags, find func(string) (string, error)) *cobra.Command {
+	cmd := localCommand("restart", "Restart a local federation's processes one at a time, with the binaries beside this kubefed: an upgrade that keeps an HA federation serving",
+		func(cmd *cobra.Command, plane *processplane.Plane) error {
+			out := cmd.OutOrStdout()
+			err := plane.Roll(cmd.Context(), find, func(instance string, took time.Duration) {
+				fmt.Fprintf(out, "%s restarted (%s)\n", instance, took.Round(100*time.Millisecond))
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "Federation API server is running at: %s\n", plane.Server)
+			return nil
+		})
+	cmd.Long = `Restart every process of a local federation control plane one at a time, in start
+order (etcd members, apiservers, controller managers, the DNS server, local agents), each
+with the binary found beside this kubefed and waited for until it serves before the next.
+Run with a newer kubefed, it upgrades the plane: with --ha (kubefed init --ha) the
+federation answers throughout, and a leading controller manager stopped hands its lease
+to the other at once. Processes that were not running are started.`
+	return cmd
 }
 
 func newStopCommand(_ *globalFlags) *cobra.Command {

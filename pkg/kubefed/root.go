@@ -45,6 +45,7 @@ Find more information at the project's README.`,
 	root.AddCommand(
 		newInitCommand(g, processplane.FindBinary),
 		newStartCommand(g, processplane.FindBinary),
+		newRestartCommand(g, processplane.FindBinary),
 		newStopCommand(g),
 		newDeleteCommand(g),
 		newJoinCommand(g),

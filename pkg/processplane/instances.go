@@ -91,6 +91,40 @@ func (p *Plane) StartInstance(ctx context.Context, instance string) error {
 	return p.waitInstancesReady(ctx, []string{instance}, nil)
 }
 
+// Roll restarts the plane's instances one at a time, in start order, each
+// with the binary find gives for its program (an upgrade, when those are
+// newer) and the plane's arguments, and waits until each serves again
+// before the next: with --ha the federation serves throughout, and a
+// leading controller manager stopped releases its lease to the other. An
+// instance that did not run is started. restarted hears of each.
+func (p *Plane) Roll(ctx context.Context, find func(program string) (string, error), restarted func(instance string, took time.Duration)) error {
+	if err := p.ensureFiles(); err != nil {
+		return err
+	}
+	for _, in := range instancesOf(p) {
+		path, err := find(in.program)
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		if p.Alive(in.name) {
+			if err := p.StopInstance(in.name); err != nil {
+				return fmt.Errorf("stopping %s: %w", in.name, err)
+			}
+		}
+		if err := p.startInstance(in, path); err != nil {
+			return fmt.Errorf("starting %s: %w", in.name, err)
+		}
+		if err := p.waitInstancesReady(ctx, []string{in.name}, nil); err != nil {
+			return err
+		}
+		if restarted != nil {
+			restarted(in.name, time.Since(start))
+		}
+	}
+	return nil
+}
+
 // instance returns the plane's instance named name.
 func (p *Plane) instance(name string) (instance, bool) {
 	for _, in := range instancesOf(p) {

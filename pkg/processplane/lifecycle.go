@@ -133,14 +133,8 @@ func (p *Plane) CommandLines(find func(program string) (string, error)) []string
 // them, or those a fault or StopInstance took away), with the binaries
 // found by find.
 func (p *Plane) Start(find func(program string) (string, error)) error {
-	if err := p.ensureControllerManagerServingCert(); err != nil {
-		return fmt.Errorf("issuing the controller manager's serving certificate: %w", err)
-	}
-	if err := p.ensureEtcdClientTLS(); err != nil {
-		return fmt.Errorf("securing the embedded etcd's client port: %w", err)
-	}
-	if err := p.ensureAgentCredentials(); err != nil {
-		return fmt.Errorf("the agents CA of federation %q: %w", p.Name, err)
+	if err := p.ensureFiles(); err != nil {
+		return err
 	}
 	for _, in := range instancesOf(p) {
 		if p.Processes[in.name].Alive() {
@@ -153,6 +147,20 @@ func (p *Plane) Start(find func(program string) (string, error)) error {
 		if err := p.startInstance(in, path); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// ensureFiles makes the files that planes made by earlier versions lack.
+func (p *Plane) ensureFiles() error {
+	if err := p.ensureControllerManagerServingCert(); err != nil {
+		return fmt.Errorf("issuing the controller manager's serving certificate: %w", err)
+	}
+	if err := p.ensureEtcdClientTLS(); err != nil {
+		return fmt.Errorf("securing the embedded etcd's client port: %w", err)
+	}
+	if err := p.ensureAgentCredentials(); err != nil {
+		return fmt.Errorf("the agents CA of federation %q: %w", p.Name, err)
 	}
 	return nil
 }
