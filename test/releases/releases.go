@@ -6,12 +6,13 @@
 package releases
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/federation-v1/federation/test/memberenv"
 )
 
 // Build is a release's binaries: kubefed and, beside it, the control plane,
@@ -35,7 +36,7 @@ const complete = ".complete-static-chart"
 
 // BuildPrevious builds the previous release once and returns it.
 func BuildPrevious() (Build, error) {
-	root, err := moduleRoot()
+	root, err := memberenv.RepoRoot()
 	if err != nil {
 		return Build{}, err
 	}
@@ -137,18 +138,6 @@ func (b Build) Image(podman func(args ...string) *exec.Cmd) (string, error) {
 		return "", fmt.Errorf("building the image of release %s: %w: %s", b.Version, err, out)
 	}
 	return ref, nil
-}
-
-func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("finding the module: %w", err)
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return "", errors.New("not inside the federation's module")
-	}
-	return filepath.Dir(gomod), nil
 }
 
 func git(dir string, args ...string) (string, error) {

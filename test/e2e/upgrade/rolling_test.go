@@ -2,7 +2,6 @@ package upgrade_test
 
 import (
 	"context"
-	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -115,5 +114,5 @@ func leaseHolder(t *testing.T, f *fedenv.Fixture) string {
 	t.Helper()
 	holder := f.Kubectl("-n", "federation-system", "get", "lease", "federation-controller-manager", "-o", "jsonpath={.spec.holderIdentity}")
 	require.NotEmpty(t, holder, "a controller manager leads")
-	return fmt.Sprint(holder)
+	return holder
 }

@@ -241,30 +241,31 @@ func createdByUs(obj writtenCopy) bool {
 // kubectl does for objects it created before applying them server-side.
 // It returns the resourceVersion the move left ("" when none was needed).
 func (w *Writer) upgrade(ctx context.Context, cluster string, desired *unstructured.Unstructured, out writtenCopy) (string, error) {
+	patch, err := csaupgrade.UpgradeManagedFieldsPatch(out, sets.New(FieldManager), FieldManager)
+	if err != nil || patch == nil {
+		return "", err
+	}
 	res, err := w.memberResource(cluster, desired.GetNamespace())
 	if err != nil {
 		return "", err
 	}
 	moved := ""
-	var from writtenCopy = out
 	// The patch tests the resourceVersion it was made from: the member
 	// writing the copy meanwhile (its HPA scaling a workload we just wrote,
 	// its controllers writing status) conflicts it. Again from what the
 	// member holds then, within client-go's budget of attempts.
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if from == nil {
+		if patch == nil {
 			live, err := res.Get(ctx, desired.GetName(), metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
-			from = live
-		}
-		patch, err := csaupgrade.UpgradeManagedFieldsPatch(from, sets.New(FieldManager), FieldManager)
-		from = nil
-		if err != nil || patch == nil {
-			return err
+			if patch, err = csaupgrade.UpgradeManagedFieldsPatch(live, sets.New(FieldManager), FieldManager); err != nil || patch == nil {
+				return err
+			}
 		}
 		result, err := res.Patch(ctx, desired.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
+		patch = nil
 		w.countWrite(cluster, "patch", err)
 		if err == nil {
 			moved = result.GetResourceVersion()
