@@ -59,23 +59,26 @@ faults: tools ## the fault matrix (docs/reliability.md): an HA federation, 3 mem
 # make bench: member cluster counts, one federation each (1,3,6,10), and the
 # scenarios (burst,delete,steady,deployments; scale only when named: the
 # object-count axis, SCALE_OBJECTS federated objects over 3 members whatever
-# CLUSTERS says).
+# CLUSTERS says; members only when named: the member-count axis, MEMBERS
+# API-only members, one federation each, whatever CLUSTERS says).
 CLUSTERS  ?= 1,3
 SCENARIOS ?= burst,delete,steady,deployments
 STEADY    ?= 60s
 # Rounds of burst and delete (reference then federation each time): medians.
 ROUNDS    ?= 3
 SCALE_OBJECTS ?= 10000,50000
+MEMBERS ?= 10,25,50
 
-# The figures go to propagation.json, or to scale.json when the object-count
-# axis runs alone, agent.json when the agent scenario does (a full run's
-# figures stay).
+# The figures go to propagation.json, or to scale.json, agent.json or
+# members.json when only optional scenarios run (the first of agent,
+# members, scale named), so that a full run's figures stay.
 comma := ,
-BENCH_OUT = $(if $(filter-out scale agent,$(subst $(comma), ,$(SCENARIOS))),propagation,$(if $(filter agent,$(subst $(comma), ,$(SCENARIOS))),agent,scale)).json
+BENCH_SCENARIOS = $(subst $(comma), ,$(SCENARIOS))
+BENCH_OUT = $(or $(if $(filter-out scale agent members,$(BENCH_SCENARIOS)),propagation),$(firstword $(filter agent,$(BENCH_SCENARIOS)) $(filter members,$(BENCH_SCENARIOS)) scale)).json
 
 bench: tools ## propagation to CLUSTERS=1,3 members against writing straight to them; table + .run/bench/propagation.json
 	$(GO) test ./test/benchmark/propagation -run '^$$' -bench . -benchtime 1x -timeout 0 \
-	  -args -clusters=$(CLUSTERS) -scenarios=$(SCENARIOS) -steady-duration=$(STEADY) -rounds=$(ROUNDS) -scale-objects=$(SCALE_OBJECTS) -out=$(CURDIR)/.run/bench/$(BENCH_OUT)
+	  -args -clusters=$(CLUSTERS) -scenarios=$(SCENARIOS) -steady-duration=$(STEADY) -rounds=$(ROUNDS) -scale-objects=$(SCALE_OBJECTS) -members=$(MEMBERS) -out=$(CURDIR)/.run/bench/$(BENCH_OUT)
 
 # make bench-karmada: the federation and Karmada side by side on the same 3
 # members (docs/performance.md, "Karmada side by side"). Nothing of Karmada is

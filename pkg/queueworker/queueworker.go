@@ -43,32 +43,38 @@ func Run[T comparable](ctx context.Context, queue workqueue.TypedRateLimitingInt
 		if shutdown {
 			return
 		}
-		if ctx.Err() != nil {
-			queue.Done(key)
-			continue
-		}
-		err := h.Sync(ctx, key)
+		Handle(ctx, queue, key, h)
+	}
+}
+
+// Handle works on one key taken from queue with Get, as Run does: for
+// workers that take their keys themselves.
+func Handle[T comparable](ctx context.Context, queue workqueue.TypedRateLimitingInterface[T], key T, h Handlers[T]) {
+	if ctx.Err() != nil {
 		queue.Done(key)
-		var later RetryAfter
-		if errors.As(err, &later) {
-			// Not a failure to back off from: the work itself knows when
-			// it may go on (a budget's wait).
-			klog.FromContext(ctx).V(2).Info(h.What+": waiting", h.KeyName, key, "for", later.RetryAfter(), "reason", err)
-			queue.AddAfter(key, later.RetryAfter())
-			continue
+		return
+	}
+	err := h.Sync(ctx, key)
+	queue.Done(key)
+	var later RetryAfter
+	if errors.As(err, &later) {
+		// Not a failure to back off from: the work itself knows when
+		// it may go on (a budget's wait).
+		klog.FromContext(ctx).V(2).Info(h.What+": waiting", h.KeyName, key, "for", later.RetryAfter(), "reason", err)
+		queue.AddAfter(key, later.RetryAfter())
+		return
+	}
+	if err != nil {
+		report(ctx, err, h.What, h.KeyName, key)
+		if h.Failed != nil {
+			h.Failed(key, err)
 		}
-		if err != nil {
-			report(ctx, err, h.What, h.KeyName, key)
-			if h.Failed != nil {
-				h.Failed(key, err)
-			}
-			queue.AddRateLimited(key)
-			continue
-		}
-		queue.Forget(key)
-		if h.Succeeded != nil {
-			h.Succeeded(key)
-		}
+		queue.AddRateLimited(key)
+		return
+	}
+	queue.Forget(key)
+	if h.Succeeded != nil {
+		h.Succeeded(key)
 	}
 }
 

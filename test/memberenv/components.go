@@ -36,6 +36,14 @@ func (e *Environment) args(m *Member, component string) []string {
 			"--profiling=true",
 		)
 	case KubeControllerManager:
+		if m.Spec.APIOnly {
+			return append(e.componentServing(m, component),
+				"--controllers=serviceaccount-token",
+				"--service-account-private-key-file="+e.PKI.ServiceAccountKey,
+				"--root-ca-file="+e.PKI.CACert,
+				"--cluster-name="+m.Spec.Name,
+			)
+		}
 		return append(e.componentServing(m, component),
 			"--cert-dir="+m.path("controller-manager-certs"),
 			// nodeipam needs real pod networks; the node lifecycle controller,

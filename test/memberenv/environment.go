@@ -37,8 +37,13 @@ type Environment struct {
 	logf       func(string, ...any)
 }
 
+// startingAtOnce bounds the members starting together: a kube-apiserver
+// takes seconds of CPU to start, and 50 at once on two cores would miss
+// their readiness deadlines.
+const startingAtOnce = 6
+
 // Start builds any missing binary, then starts etcd and every member in
-// parallel, and returns once each member's nodes are Ready and its default
+// parallel (startingAtOnce at a time), and returns once each member's nodes are Ready and its default
 // service account exists, so pods can be created at once. On error everything
 // already started is stopped.
 func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
@@ -91,8 +96,13 @@ func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 	}
 	errs := make([]error, len(e.Members))
 	var wg sync.WaitGroup
+	starting := make(chan struct{}, startingAtOnce)
 	for i, m := range e.Members {
-		wg.Go(func() { errs[i] = e.startMember(ctx, m) })
+		wg.Go(func() {
+			starting <- struct{}{}
+			defer func() { <-starting }()
+			errs[i] = e.startMember(ctx, m)
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

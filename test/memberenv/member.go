@@ -127,6 +127,9 @@ func (e *Environment) startMember(ctx context.Context, m *Member) error {
 	if err := e.StartAPIServer(ctx, m.Spec.Name); err != nil {
 		return err
 	}
+	if m.Spec.APIOnly {
+		return e.startComponent(ctx, m, KubeControllerManager)
+	}
 	client, err := e.Client(m.Spec.Name)
 	if err != nil {
 		return err

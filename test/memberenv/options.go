@@ -18,6 +18,13 @@ type ClusterSpec struct {
 	// RuntimeConfig is kube-apiserver's --runtime-config, to make a member
 	// that lacks an API (say "autoscaling/v1=false,autoscaling/v2=false").
 	RuntimeConfig string `json:"runtimeConfig,omitempty"`
+	// APIOnly members run a kube-apiserver and a kube-controller-manager
+	// with the service-account token controller alone (kubefed join's
+	// credential is a token Secret it fills): no nodes, scheduler, kwok or
+	// load balancer. They serve ConfigMaps, Secrets and Namespaces at a
+	// fraction of a full member's cost, so that 50 fit on one machine (the
+	// member-count benchmark); Nodes must be 0.
+	APIOnly bool `json:"apiOnly,omitempty"`
 }
 
 // Options configure a new Environment.
@@ -65,6 +72,16 @@ func DefaultClusters(n, nodes int) []ClusterSpec {
 	return specs
 }
 
+// APIOnlyClusters returns n API-only cluster specs (see ClusterSpec.APIOnly)
+// named cluster1..clusterN, placed as DefaultClusters places them.
+func APIOnlyClusters(n int) []ClusterSpec {
+	specs := DefaultClusters(n, 0)
+	for i := range specs {
+		specs[i].APIOnly = true
+	}
+	return specs
+}
+
 // ApplyTopology overrides the region and zones of named clusters from strings
 // of the form "cluster2=europe-west1:europe-west1-b,europe-west1-c".
 func ApplyTopology(specs []ClusterSpec, overrides []string) error {
@@ -107,7 +124,9 @@ func (o *Options) validate() error {
 			return fmt.Errorf("memberenv: a cluster has no name")
 		case seen[c.Name]:
 			return fmt.Errorf("memberenv: cluster %q is listed twice", c.Name)
-		case c.Nodes < 1:
+		case c.APIOnly && c.Nodes != 0:
+			return fmt.Errorf("memberenv: cluster %q is API-only and cannot have nodes, got %d", c.Name, c.Nodes)
+		case !c.APIOnly && c.Nodes < 1:
 			return fmt.Errorf("memberenv: cluster %q needs at least one node, got %d", c.Name, c.Nodes)
 		case c.Region == "" || len(c.Zones) == 0:
 			return fmt.Errorf("memberenv: cluster %q needs a region and at least one zone", c.Name)

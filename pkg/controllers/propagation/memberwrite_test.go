@@ -219,10 +219,11 @@ func TestTheEchoOfOurOwnWriteIsNotReconciled(t *testing.T) {
 	assert.Equal(t, 1, tc.queue.Len(), "a deleted copy")
 }
 
-// The first update of a copy we created is three writes (an apply, a patch
-// handing the create's fields over, an apply). Their watch events may all
-// come after the write has ended: none of them is somebody else's change
-// (CI once saw each such copy applied a third time, as "Restored").
+// The first update of a copy we created that leaves out a field the create
+// set is three writes (an apply, a patch handing the create's fields over,
+// an apply). Their watch events may all come after the write has ended:
+// none of them is somebody else's change (CI once saw each such copy
+// applied a third time, as "Restored").
 func TestTheLateEchoesOfAnUpdateInStepsAreNotReconciled(t *testing.T) {
 	fed := configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
 	members := testmembers.New([]string{"c1"})
@@ -231,9 +232,13 @@ func TestTheLateEchoesOfAnUpdateInStepsAreNotReconciled(t *testing.T) {
 	require.NoError(t, tc.sync(t, "ns/a"))
 	require.Empty(t, members.Actions("c1"), "in sync")
 
-	fields := &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:k":{}}}`)}
+	// The create set data.gone, which the update leaves out.
+	fields := map[metav1.ManagedFieldsOperationType]*metav1.FieldsV1{
+		metav1.ManagedFieldsOperationApply:  {Raw: []byte(`{"f:data":{"f:k":{}}}`)},
+		metav1.ManagedFieldsOperationUpdate: {Raw: []byte(`{"f:data":{"f:gone":{},"f:k":{}}}`)},
+	}
 	entry := func(op metav1.ManagedFieldsOperationType) metav1.ManagedFieldsEntry {
-		return metav1.ManagedFieldsEntry{Manager: writer.FieldManager, Operation: op, APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: fields}
+		return metav1.ManagedFieldsEntry{Manager: writer.FieldManager, Operation: op, APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: fields[op]}
 	}
 	// The member answers each write with its next version, and its watch
 	// brings none of them until the write has ended.

@@ -58,7 +58,7 @@ func BenchmarkPropagation(b *testing.B) {
 				case scenarioDelete:
 					continue // with the burst
 				case scenarioSteady:
-					bn.steady(ctx)
+					bn.steady(ctx, *steadyFor)
 				case scenarioDeployments:
 					bn.deployments(ctx)
 				}
@@ -76,6 +76,10 @@ func BenchmarkPropagation(b *testing.B) {
 		if err := rep.write(out); err != nil {
 			b.Errorf("writing %s: %v", out, err)
 		}
+	}
+	if scenarios[scenarioMembers] {
+		// The member-count axis starts federations of its own.
+		b.Run(scenarioMembers, func(b *testing.B) { runMembers(b, bin, rep, out) })
 	}
 	if scenarios[scenarioScale] {
 		// The object-count axis starts federations of its own.

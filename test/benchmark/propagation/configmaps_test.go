@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,11 +34,25 @@ func (bn *bench) convergeTimeout(objects int) time.Duration {
 // then measures the round's limit (see burstLimit).
 func (bn *bench) burst(ctx context.Context) {
 	copies := len(burstNames) * len(bn.clusters)
+	fedTook, refTook := bn.burstPair(ctx, scenarioBurst)
+	bn.add(scenarioBurst, fmt.Sprintf("copies/s (%d copies)", copies), float64(copies)/fedTook.Seconds(), float64(copies)/refTook.Seconds())
+	bn.add(scenarioBurst, "seconds until the last copy", fedTook.Seconds(), refTook.Seconds())
+
+	limitTook := bn.burstLimit(ctx)
+	bn.add(scenarioBurstLimit, fmt.Sprintf("copies/s (%d copies)", copies), float64(copies)/limitTook.Seconds(), float64(copies)/refTook.Seconds())
+}
+
+// burstPair creates the burst's ConfigMaps straight in the members, then
+// at the federation, and returns how long each took until its last copy;
+// the plane's cost goes in the report under scenario.
+func (bn *bench) burstPair(ctx context.Context, scenario string) (fedTook, refTook time.Duration) {
+	copies := len(burstNames) * len(bn.clusters)
+	files := strings.ReplaceAll(scenario, " ", "-") // the profiles' names
 	ref := bn.observe(refNamespace, refSelector)
 	bn.quiet("the reference's burst")
 	self := startMeter(map[string]int{"benchmark": os.Getpid()})
 	machine, members := startMachineMeter(), startGroupMeter(bn.memberPrograms)
-	memberProfiled := bn.profileMember("burst-reference")
+	memberProfiled := bn.profileMember(files + "-reference")
 	start := time.Now()
 	err := bn.refEverywhere(len(burstNames), func(c string, i int) error {
 		return bn.refApply(ctx, c, configMapsResource, refConfigMap(burstNames[i], "1"))
@@ -46,36 +61,32 @@ func (bn *bench) burst(ctx context.Context) {
 	_, last, err := ref.wait(burstNames, start, present("1"), bn.convergeTimeout(len(burstNames)), "reference burst")
 	ref.stop()
 	bn.check(err)
-	refTook := last.Sub(start)
+	refTook = last.Sub(start)
 	refCPU := bn.selfCPU(self)
-	bn.note(fmt.Sprintf("burst N=%d, reference: %s; the benchmark process (the reference's writes and the watches) used %.1f CPU s; members: %s; %s",
-		len(bn.clusters), ref.spread(burstNames, start, present("1")), refCPU, members, machine))
+	bn.note(fmt.Sprintf("%s N=%d, reference: %s; the benchmark process (the reference's writes and the watches) used %.1f CPU s; members: %s; %s",
+		scenario, len(bn.clusters), ref.spread(burstNames, start, present("1")), refCPU, members, machine))
 	memberProfiled()
 
 	fed := bn.observe(fedNamespace, fedSelector)
 	bn.quiet("the federation's burst")
 	m := bn.meter()
 	self = startMeter(map[string]int{"benchmark": os.Getpid()})
-	profiled := bn.profile(scenarioBurst)
+	profiled := bn.profile(files)
 	machine, members = startMachineMeter(), startGroupMeter(bn.memberPrograms)
-	memberProfiled = bn.profileMember("burst-federation")
+	memberProfiled = bn.profileMember(files + "-federation")
 	start = time.Now()
 	bn.check(bn.createAtFederation(ctx, burstNames, "1"))
 	created := time.Since(start)
 	_, last, err = fed.wait(burstNames, start, present("1"), bn.convergeTimeout(len(burstNames)), "federation burst")
 	fed.stop()
 	bn.check(err)
-	fedTook := last.Sub(start)
-	bn.note(fmt.Sprintf("burst N=%d, federation: created at the federation after %.1f s; %s; the benchmark process (its creates and the watches) used %.1f CPU s; members: %s; %s",
-		len(bn.clusters), created.Seconds(), fed.spread(burstNames, start, present("1")), bn.selfCPU(self), members, machine))
-	bn.cost(scenarioBurst, copies, m)
+	fedTook = last.Sub(start)
+	bn.note(fmt.Sprintf("%s N=%d, federation: created at the federation after %.1f s; %s; the benchmark process (its creates and the watches) used %.1f CPU s; members: %s; %s",
+		scenario, len(bn.clusters), created.Seconds(), fed.spread(burstNames, start, present("1")), bn.selfCPU(self), members, machine))
+	bn.cost(scenario, copies, m)
 	memberProfiled()
 	profiled()
-	bn.add(scenarioBurst, fmt.Sprintf("copies/s (%d copies)", copies), float64(copies)/fedTook.Seconds(), float64(copies)/refTook.Seconds())
-	bn.add(scenarioBurst, "seconds until the last copy", fedTook.Seconds(), refTook.Seconds())
-
-	limitTook := bn.burstLimit(ctx)
-	bn.add(scenarioBurstLimit, fmt.Sprintf("copies/s (%d copies)", copies), float64(copies)/limitTook.Seconds(), float64(copies)/refTook.Seconds())
+	return fedTook, refTook
 }
 
 // deletion deletes the burst's ConfigMaps and times until every copy is
@@ -117,12 +128,13 @@ func (bn *bench) deletion(ctx context.Context, record bool) {
 	bn.add(scenarioDelete, "seconds until the last copy is gone", fedTook.Seconds(), refTook.Seconds())
 }
 
-// steady creates steadyRate ConfigMaps a second for -steady-duration, then
-// updates each at the same rate, and reports per object the time from the
-// write to the last member's watch event: at the federation from its
-// response, for the reference from the start of its writes to the members.
-func (bn *bench) steady(ctx context.Context) {
-	n := max(1, int(steadyFor.Seconds()*steadyRate))
+// steady creates steadyRate ConfigMaps a second for d, then updates each
+// at the same rate, and reports per object the time from the write to the
+// last member's watch event: at the federation from its response, for the
+// reference from the start of its writes to the members. It returns the
+// federation's latencies.
+func (bn *bench) steady(ctx context.Context, d time.Duration) (create, update []time.Duration) {
+	n := max(1, int(d.Seconds()*steadyRate))
 	names := objectNames("steady-", n)
 	copies := 2 * n * len(bn.clusters)
 
@@ -170,6 +182,7 @@ func (bn *bench) steady(ctx context.Context) {
 			bn.add(scenarioSteady+" "+p.what, q.name+" ms", ms(quantile(p.fed, q.at)), ms(quantile(p.ref, q.at)))
 		}
 	}
+	return fedCreate, fedUpdate
 }
 
 // steadyPhase writes the objects at steadyRate and returns each one's

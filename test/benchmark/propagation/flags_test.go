@@ -24,7 +24,7 @@ const (
 var allScenarios = []string{scenarioBurst, scenarioDelete, scenarioSteady, scenarioDeployments}
 
 // optionalScenarios run only when -scenarios names them.
-var optionalScenarios = []string{scenarioScale, scenarioAgent}
+var optionalScenarios = []string{scenarioScale, scenarioAgent, scenarioMembers}
 
 var (
 	clustersFlag  = flag.String("clusters", "1,3", "member cluster counts to run, one federation each, comma-separated (e.g. 1,3,6,10)")

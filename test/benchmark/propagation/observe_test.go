@@ -34,10 +34,15 @@ type observer struct {
 // observe starts watching ConfigMaps in namespace with selector in every
 // member and returns once the watches are established.
 func (bn *bench) observe(namespace, selector string) *observer {
+	return bn.observeIn(bn.clusters, namespace, selector)
+}
+
+// observeIn is observe in some of the members.
+func (bn *bench) observeIn(clusters []string, namespace, selector string) *observer {
 	ctx, cancel := context.WithCancel(context.Background())
-	o := &observer{clusters: bn.clusters, stop: cancel, log: map[string]map[string][]event{}}
+	o := &observer{clusters: clusters, stop: cancel, log: map[string]map[string][]event{}}
 	var synced []cache.InformerSynced
-	for _, c := range bn.clusters {
+	for _, c := range clusters {
 		o.log[c] = map[string][]event{}
 		factory := informers.NewSharedInformerFactoryWithOptions(bn.watchers[c], 0, informers.WithNamespace(namespace),
 			informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = selector }))

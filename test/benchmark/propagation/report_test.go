@@ -63,7 +63,9 @@ type report struct {
 	Cost    []costRow `json:"cost"`
 	// Scale is the object-count axis (scale_test.go).
 	Scale []scaleRow `json:"scale,omitempty"`
-	Notes []string   `json:"notes,omitempty"`
+	// Members is the member-count axis (members_test.go).
+	Members []memberRow `json:"members,omitempty"`
+	Notes   []string    `json:"notes,omitempty"`
 }
 
 // add records one round of a figure.
@@ -191,6 +193,7 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %d | %s | %.1f | %.2f | %.0f |\n", c.Scenario, c.Clusters, c.Program, c.CPUSeconds, c.CPUMillisPerCopy, c.PeakRSSMiB)
 	}
 	r.printScale(w)
+	r.printMembers(w)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "\n- %s", n)
 	}

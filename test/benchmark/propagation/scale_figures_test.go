@@ -19,7 +19,7 @@ func TestScaleRunsOnlyWhenAsked(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]bool{scenarioScale: true}, only)
 	_, err = parseScenarios("scales")
-	assert.ErrorContains(t, err, "known: [burst delete steady deployments scale agent]")
+	assert.ErrorContains(t, err, "known: [burst delete steady deployments scale agent members]")
 }
 
 func TestParseObjectCounts(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 const (
 	memberWritesMetric = "federation_sync_member_writes_total"
 	heapInUseMetric    = "go_memstats_heap_inuse_bytes"
+	goroutinesMetric   = "go_goroutines"
 )
 
 // restFigures are what the plane's programs used over a window at rest.
@@ -29,6 +30,9 @@ type restFigures struct {
 	cmHeap float64
 	// writes are the controller manager's member writes in the window.
 	writes float64
+	// goroutines are the controller manager's at the end; memberConns its
+	// TCP connections to the members' kube-apiservers.
+	goroutines, memberConns float64
 }
 
 // atRest measures the controller manager and the federation apiserver over
@@ -48,7 +52,10 @@ func (bn *bench) atRest() restFigures {
 	bn.check(err)
 	body, err := bn.u.ControllerManagerMetrics(federation)
 	bn.check(err)
+	conns, err := connectionsTo(cm, bn.memberAPIPorts())
+	bn.check(err)
 	return restFigures{
+		goroutines: sumMetric(bn, body, goroutinesMetric), memberConns: float64(conns),
 		cmHeap: sumMetric(bn, body, heapInUseMetric) / (1 << 20),
 		cmCPU:  used[processplane.ControllerManager].CPUSeconds / window, cmRSS: float64(cmRSS) / 1024, cmPeak: used[processplane.ControllerManager].PeakRSSMiB,
 		apiCPU: used[processplane.APIServer].CPUSeconds / window, apiRSS: float64(apiRSS) / 1024, apiPeak: used[processplane.APIServer].PeakRSSMiB,

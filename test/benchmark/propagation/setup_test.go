@@ -45,9 +45,11 @@ const (
 type bench struct {
 	b        *testing.B
 	u        *fedenv.User
+	env      *memberenv.Environment
 	clusters []string
 	// fed creates federated objects with no client-side rate limit.
-	fed kubernetes.Interface
+	fed         kubernetes.Interface
+	fedClusters versioned.Interface
 	// watchers observe the members with no client-side rate limit.
 	watchers map[string]kubernetes.Interface
 	// ref are the reference's member clients: the controller manager's
@@ -130,20 +132,21 @@ func setUp(b *testing.B, bin string, n int) *bench { return setUpWith(b, bin, n,
 // agent member: the reference does not write to those).
 func setUpWith(b *testing.B, bin string, n int, joinFlags map[string][]string) *bench {
 	start := time.Now()
-	u := fedenv.NewUser(b, bin)
-	env := fedenv.WithMembers(b, u, memberenv.DefaultClusters(n, 1))
-	u.InitFederation(federation)
-	bn := &bench{b: b, u: u, watchers: map[string]kubernetes.Interface{}, ref: map[string]metadata.Interface{},
-		workers: app.NewOptions().Propagation.Workers, memberPrograms: memberPrograms(env)}
-	want := map[string]string{}
-	for i := 1; i <= n; i++ {
-		c := fmt.Sprintf("cluster%d", i)
-		bn.clusters = append(bn.clusters, c)
-		u.MustKubefed(append([]string{"join", c, "--context=" + federation}, joinFlags[c]...)...)
-		want[c] = "Ready"
-	}
-	u.WaitClusterStatus(federation, 3*time.Minute, want)
+	bn := startFederation(b, bin, memberenv.DefaultClusters(n, 1))
+	bn.join(bn.names(0, n), joinFlags)
+	bn.namespaces()
+	fmt.Printf("clusters=%d: %d members and a federation joined to them ready after %s\n", n, n, time.Since(start).Round(time.Second))
+	return bn
+}
 
+// startFederation starts the member clusters of specs and a local
+// federation joined to none of them yet; everything stops when b ends.
+func startFederation(b *testing.B, bin string, specs []memberenv.ClusterSpec) *bench {
+	u := fedenv.NewUser(b, bin)
+	env := fedenv.WithMembers(b, u, specs)
+	u.InitFederation(federation)
+	bn := &bench{b: b, u: u, env: env, watchers: map[string]kubernetes.Interface{}, ref: map[string]metadata.Interface{},
+		workers: app.NewOptions().Propagation.Workers, memberPrograms: memberPrograms(env)}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: u.Kubeconfig}, &clientcmd.ConfigOverrides{CurrentContext: federation}).ClientConfig()
 	if err != nil {
@@ -153,41 +156,69 @@ func setUpWith(b *testing.B, bin string, n int, joinFlags map[string][]string) *
 	if bn.fed, err = kubernetes.NewForConfig(cfg); err != nil {
 		b.Fatal(err)
 	}
-	fedClusters, err := versioned.NewForConfig(cfg)
-	if err != nil {
+	if bn.fedClusters, err = versioned.NewForConfig(cfg); err != nil {
 		b.Fatal(err)
 	}
-	for _, c := range bn.clusters {
-		mcfg, err := env.RESTConfig(c)
+	for _, spec := range specs {
+		mcfg, err := env.RESTConfig(spec.Name)
 		if err != nil {
 			b.Fatal(err)
 		}
 		watch := rest.CopyConfig(mcfg)
 		watch.QPS = -1
 		watch.ContentType = "application/vnd.kubernetes.protobuf"
-		if bn.watchers[c], err = kubernetes.NewForConfig(watch); err != nil {
-			b.Fatal(err)
-		}
-		if joinFlags[c] != nil {
-			continue
-		}
-		ref, err := memberCredentials(fedClusters, bn.fed, c)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ref.QPS, ref.Burst = membercluster.ClientQPS, membercluster.ClientBurst
-		if bn.ref[c], err = metadata.NewForConfig(ref); err != nil {
+		if bn.watchers[spec.Name], err = kubernetes.NewForConfig(watch); err != nil {
 			b.Fatal(err)
 		}
 	}
-	bn.namespaces()
-	fmt.Printf("clusters=%d: %d members and a federation joined to them ready after %s\n", n, n, time.Since(start).Round(time.Second))
 	return bn
 }
 
+// names are the member names clusterFROM+1..clusterTO.
+func (bn *bench) names(from, to int) []string {
+	var out []string
+	for i := from + 1; i <= to; i++ {
+		out = append(out, fmt.Sprintf("cluster%d", i))
+	}
+	return out
+}
+
+// joinersAtOnce is how many kubefed joins run together.
+const joinersAtOnce = 4
+
+// join joins the clusters (with their extra kubefed join flags), waits
+// until they are Ready and adds them to the clusters the scenarios write
+// to; the reference writes to those joined without extra flags.
+func (bn *bench) join(clusters []string, joinFlags map[string][]string) {
+	want := map[string]string{}
+	bn.check(parallel(len(clusters), joinersAtOnce, func(i int) error {
+		c := clusters[i]
+		if out, err := bn.u.Kubefed(append([]string{"join", c, "--context=" + federation}, joinFlags[c]...)...); err != nil {
+			return fmt.Errorf("kubefed join %s: %w\n%s", c, err, out)
+		}
+		return nil
+	}))
+	for _, c := range clusters {
+		want[c] = "Ready"
+	}
+	bn.u.WaitClusterStatus(federation, 3*time.Minute, want)
+	bn.clusters = append(bn.clusters, clusters...)
+	for _, c := range clusters {
+		if joinFlags[c] != nil {
+			continue
+		}
+		ref, err := memberCredentials(bn.fedClusters, bn.fed, c)
+		bn.check(err)
+		ref.QPS, ref.Burst = membercluster.ClientQPS, membercluster.ClientBurst
+		bn.ref[c], err = metadata.NewForConfig(ref)
+		bn.check(err)
+	}
+}
+
 // namespaces creates the federation's namespace (propagated) and the
-// reference's (straight in every member), and waits until pods can be
-// created in both everywhere (their default ServiceAccount exists).
+// reference's (straight in every member), and waits until both exist
+// everywhere and pods can be created in them (their default ServiceAccount
+// exists; API-only members have no pods nor a controller to make it).
 func (bn *bench) namespaces() {
 	ctx := context.Background()
 	if _, err := bn.fed.CoreV1().Namespaces().Create(ctx, namespace(fedNamespace), metav1.CreateOptions{}); err != nil {
@@ -206,7 +237,13 @@ func (bn *bench) namespaces() {
 	err := poll.Until(ctx, 2*time.Minute, "namespaces "+fedNamespace+" and "+refNamespace+" with a default ServiceAccount in every member", func(ctx context.Context) error {
 		for _, c := range bn.clusters {
 			for _, ns := range []string{fedNamespace, refNamespace} {
-				if _, err := bn.watchers[c].CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{}); err != nil {
+				var err error
+				if bn.env.Member(c).Spec.APIOnly {
+					_, err = bn.watchers[c].CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+				} else {
+					_, err = bn.watchers[c].CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+				}
+				if err != nil {
 					if apierrors.IsNotFound(err) {
 						return fmt.Errorf("not yet in %s/%s", c, ns)
 					}

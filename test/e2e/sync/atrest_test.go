@@ -3,6 +3,7 @@ package sync_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -114,6 +115,40 @@ func TestAtRestFromTheFirstWrite(t *testing.T) {
 		return nil
 	})
 	f.WaitEvents("lb", "Restored Service rest/lb in cluster cluster1: it was changed there")
+
+	// An update of copies we created is one write each, and leaving out a
+	// field their create set still removes it from them: the create's
+	// fields are handed over to our applies then, and only then (each
+	// first update used to be three writes).
+	f.Apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: keys, namespace: rest}\ndata: {a: \"1\", b: \"2\"}\n")
+	f.WaitIn(two, configMaps, "rest", "keys", hasData(map[string]string{"a": "1", "b": "2"}))
+	f.atRest(time.Second)
+	before = f.memberWriteCounters()
+	f.Kubectl("patch", "configmap", "keys", "-n", "rest", "--type=merge", "-p", `{"data":{"a":"changed"}}`)
+	f.WaitIn(two, configMaps, "rest", "keys", hasData(map[string]string{"a": "changed", "b": "2"}))
+	f.atRest(time.Second)
+	require.Equal(t, float64(len(two)), totalWrites(before, f.memberWriteCounters()), "member writes of the update: one per copy")
+	f.Kubectl("patch", "configmap", "keys", "-n", "rest", "--type=merge", "-p", `{"data":{"b":null}}`)
+	f.WaitIn(two, configMaps, "rest", "keys", hasData(map[string]string{"a": "changed"}))
+}
+
+// hasData wants a ConfigMap's data to be exactly want.
+func hasData(want map[string]string) func(*unstructured.Unstructured) error {
+	return func(o *unstructured.Unstructured) error {
+		if got, _, _ := unstructured.NestedStringMap(o.Object, "data"); !maps.Equal(got, want) {
+			return fmt.Errorf("data %v, want %v", got, want)
+		}
+		return nil
+	}
+}
+
+// totalWrites is every member write between two readings of the counters.
+func totalWrites(before, after map[string]float64) float64 {
+	total := 0.0
+	for k, v := range after {
+		total += v - before[k]
+	}
+	return total
 }
 
 var atRestDeployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -145,10 +144,10 @@ func (w *Writer) update(ctx context.Context, cluster string, fed, desired *unstr
 	start := time.Now()
 	out, err := w.apply(ctx, cluster, desired)
 	var passed []string
-	if err == nil && createdByUs(out) {
-		// The fields our create set belong to its Update entry, not to our
-		// applies, which would never remove them: hand them over (once),
-		// and apply again, as what we sent may have left some out.
+	if err == nil && handOverNeeded(out) {
+		// Fields our create set belong to its Update entry alone, and our
+		// applies would never remove them: hand them over (once), and
+		// apply again to remove them.
 		passed = append(passed, out.GetResourceVersion())
 		var upgraded string
 		if upgraded, err = w.upgrade(ctx, cluster, desired, out); err == nil {
@@ -227,14 +226,6 @@ func (w *Writer) adopt(ctx context.Context, cluster string, fed, desired *unstru
 func (w *Writer) wrote(cluster, objKey string, out writtenCopy, passed ...string) {
 	w.guard.Resolved(cluster, objKey)
 	w.applied.remember(cluster, objKey, out, true, passed...)
-}
-
-// createdByUs reports whether a copy still has the fields set by our
-// create under the create's own (Update) entry.
-func createdByUs(obj writtenCopy) bool {
-	return slices.ContainsFunc(obj.GetManagedFields(), func(e metav1.ManagedFieldsEntry) bool {
-		return e.Manager == FieldManager && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == ""
-	})
 }
 
 // upgrade moves the fields of our create's Update entry to our apply's, as

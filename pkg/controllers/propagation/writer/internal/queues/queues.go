@@ -4,13 +4,9 @@ import (
 	"context"
 	"slices"
 	"sync"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/workqueue"
-
-	"github.com/federation-v1/federation/pkg/queueworker"
 )
 
 // Handlers are what the queues call; they do the I/O.
@@ -70,9 +66,7 @@ type Queues struct {
 	mu sync.Mutex
 	// ctx runs the clusters' workers; nil until Run.
 	ctx    context.Context
-	queues map[string]workqueue.TypedRateLimitingInterface[string]
-	// stops end the workers of a cluster's queue.
-	stops map[string]context.CancelFunc
+	queues map[string]*clusterQueue
 	// running counts the workers; stopped, set by Wait, starts no more.
 	running sync.WaitGroup
 	stopped bool
@@ -105,8 +99,7 @@ func New(name, what string, workers int, newLimiter func() workqueue.TypedRateLi
 		workers:      max(workers, 1),
 		newLimiter:   newLimiter,
 		handlers:     h,
-		queues:       map[string]workqueue.TypedRateLimitingInterface[string]{},
-		stops:        map[string]context.CancelFunc{},
+		queues:       map[string]*clusterQueue{},
 		pending:      map[string]map[string]*task{},
 		statusBehind: map[string]bool{},
 		written:      map[string]*objectWrites{},
@@ -114,21 +107,21 @@ func New(name, what string, workers int, newLimiter func() workqueue.TypedRateLi
 	}
 }
 
-// Run starts the workers of the clusters' queues (those made later start
-// as they are made) and shuts the queues down when ctx ends.
+// Run lets the clusters' queues start their workers (see clusterQueue)
+// and shuts the queues down when ctx ends.
 func (q *Queues) Run(ctx context.Context) {
 	q.mu.Lock()
 	q.ctx = ctx
-	for cluster, queue := range q.queues {
-		q.startWorkersLocked(cluster, queue)
+	for _, cq := range q.queues {
+		q.runLocked(cq)
 	}
 	q.mu.Unlock()
 	go func() {
 		<-ctx.Done()
 		q.mu.Lock()
 		defer q.mu.Unlock()
-		for _, queue := range q.queues {
-			queue.ShutDown()
+		for _, cq := range q.queues {
+			cq.ShutDown()
 		}
 	}()
 }
@@ -142,37 +135,24 @@ func (q *Queues) Wait() {
 	q.running.Wait()
 }
 
-func (q *Queues) startWorkersLocked(cluster string, queue workqueue.TypedRateLimitingInterface[string]) {
-	if q.stopped {
-		return
-	}
-	ctx, cancel := context.WithCancel(q.ctx)
-	q.stops[cluster] = cancel
-	for range q.workers {
-		q.running.Go(func() {
-			wait.UntilWithContext(ctx, func(ctx context.Context) {
-				queueworker.Run(ctx, queue, queueworker.Handlers[string]{
-					Sync: func(ctx context.Context, objKey string) error { return q.process(ctx, cluster, objKey) },
-					What: q.what + " to cluster " + cluster, KeyName: "key",
-				})
-			}, time.Second)
-		})
+// runLocked gives a queue its context and starts workers for what it holds.
+func (q *Queues) runLocked(cq *clusterQueue) {
+	cq.ctx, cq.cancel = context.WithCancel(q.ctx)
+	for q.startWorkerLocked(cq) {
 	}
 }
 
-// queueLocked returns the cluster's queue, made (and its workers started)
-// on first use.
-func (q *Queues) queueLocked(cluster string) workqueue.TypedRateLimitingInterface[string] {
-	queue, ok := q.queues[cluster]
+// queueLocked returns the cluster's queue, made on first use.
+func (q *Queues) queueLocked(cluster string) *clusterQueue {
+	cq, ok := q.queues[cluster]
 	if !ok {
-		queue = workqueue.NewTypedRateLimitingQueueWithConfig(q.newLimiter(),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: q.name + "_" + cluster})
-		q.queues[cluster] = queue
+		cq = q.newClusterQueue(cluster)
+		q.queues[cluster] = cq
 		if q.ctx != nil {
-			q.startWorkersLocked(cluster, queue)
+			q.runLocked(cq)
 		}
 	}
-	return queue
+	return cq
 }
 
 // Dispatch hands an object's tasks over to their clusters' queues, all
@@ -185,7 +165,7 @@ func (q *Queues) Dispatch(objKey string, tasks []ClusterTask) {
 	if len(tasks) == 0 {
 		return
 	}
-	var toAdd []workqueue.TypedRateLimitingInterface[string]
+	var toAdd []*clusterQueue
 	q.mu.Lock()
 	byCluster := q.pending[objKey]
 	if byCluster == nil {
@@ -312,16 +292,15 @@ func (q *Queues) Writing(cluster, objKey string) bool {
 func (q *Queues) ForgetClusters(joined func(cluster string) bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for cluster, queue := range q.queues {
+	for cluster, cq := range q.queues {
 		if joined(cluster) {
 			continue
 		}
-		if stop := q.stops[cluster]; stop != nil {
-			stop()
+		if cq.cancel != nil {
+			cq.cancel()
 		}
-		queue.ShutDown()
+		cq.ShutDown()
 		delete(q.queues, cluster)
-		delete(q.stops, cluster)
 		for objKey, tasks := range q.pending {
 			if t := tasks[cluster]; t != nil && !t.running {
 				q.finishLocked(objKey, cluster)
