@@ -9,6 +9,10 @@
 // built from the Go module proxy by the tools modules under test/tools and cached
 // in .cache/bin, keyed by version.
 //
+// API-only members (ClusterSpec.APIOnly) run a kube-apiserver and a
+// kube-controller-manager with the token controller alone: the member-count
+// benchmark's members.
+//
 // An Environment lives in a run folder: certificates, kubeconfigs, logs of every
 // process and a state file that lets another process (make down) stop it.
 package memberenv

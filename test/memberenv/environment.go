@@ -43,9 +43,10 @@ type Environment struct {
 const startingAtOnce = 6
 
 // Start builds any missing binary, then starts etcd and every member in
-// parallel (startingAtOnce at a time), and returns once each member's nodes are Ready and its default
-// service account exists, so pods can be created at once. On error everything
-// already started is stopped.
+// parallel (startingAtOnce at a time), and returns once each member's nodes
+// are Ready and its default service account exists, so pods can be created
+// at once (an API-only member: once it serves). On error everything already
+// started is stopped.
 func Start(ctx context.Context, opts Options) (_ *Environment, err error) {
 	if err := opts.validate(); err != nil {
 		return nil, err

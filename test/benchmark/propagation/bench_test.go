@@ -58,7 +58,7 @@ func BenchmarkPropagation(b *testing.B) {
 				case scenarioDelete:
 					continue // with the burst
 				case scenarioSteady:
-					bn.steady(ctx, *steadyFor)
+					bn.steady(ctx, *steadyFor, steadyRate)
 				case scenarioDeployments:
 					bn.deployments(ctx)
 				}

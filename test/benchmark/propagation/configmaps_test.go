@@ -128,13 +128,13 @@ func (bn *bench) deletion(ctx context.Context, record bool) {
 	bn.add(scenarioDelete, "seconds until the last copy is gone", fedTook.Seconds(), refTook.Seconds())
 }
 
-// steady creates steadyRate ConfigMaps a second for d, then updates each
-// at the same rate, and reports per object the time from the write to the
-// last member's watch event: at the federation from its response, for the
+// steady creates rate ConfigMaps a second for d, then updates each at the
+// same rate, and reports per object the time from the write to the last
+// member's watch event: at the federation from its response, for the
 // reference from the start of its writes to the members. It returns the
 // federation's latencies.
-func (bn *bench) steady(ctx context.Context, d time.Duration) (create, update []time.Duration) {
-	n := max(1, int(d.Seconds()*steadyRate))
+func (bn *bench) steady(ctx context.Context, d time.Duration, rate int) (create, update []time.Duration) {
+	n := max(1, int(d.Seconds()*float64(rate)))
 	names := objectNames("steady-", n)
 	copies := 2 * n * len(bn.clusters)
 
@@ -154,17 +154,17 @@ func (bn *bench) steady(ctx context.Context, d time.Duration) (create, update []
 			return start, nil
 		}
 	}
-	refCreate := bn.steadyPhase(ref, names, "1", refWrite("1"), "reference steady create")
-	refUpdate := bn.steadyPhase(ref, names, "2", refWrite("2"), "reference steady update")
+	refCreate := bn.steadyPhase(ref, names, "1", rate, refWrite("1"), "reference steady create")
+	refUpdate := bn.steadyPhase(ref, names, "2", rate, refWrite("2"), "reference steady update")
 	ref.stop()
 
 	fed := bn.observe(fedNamespace, fedSelector)
 	m := bn.meter()
-	fedCreate := bn.steadyPhase(fed, names, "1", func(i int) (time.Time, error) {
+	fedCreate := bn.steadyPhase(fed, names, "1", rate, func(i int) (time.Time, error) {
 		_, err := bn.fed.CoreV1().ConfigMaps(fedNamespace).Create(ctx, fedConfigMap(names[i], "1"), metav1.CreateOptions{})
 		return time.Now(), err
 	}, "federation steady create")
-	fedUpdate := bn.steadyPhase(fed, names, "2", func(i int) (time.Time, error) {
+	fedUpdate := bn.steadyPhase(fed, names, "2", rate, func(i int) (time.Time, error) {
 		_, err := bn.fed.CoreV1().ConfigMaps(fedNamespace).Patch(ctx, names[i], types.MergePatchType, []byte(`{"data":{"version":"2"}}`), metav1.PatchOptions{})
 		return time.Now(), err
 	}, "federation steady update")
@@ -185,11 +185,11 @@ func (bn *bench) steady(ctx context.Context, d time.Duration) (create, update []
 	return fedCreate, fedUpdate
 }
 
-// steadyPhase writes the objects at steadyRate and returns each one's
+// steadyPhase writes the objects at rate a second and returns each one's
 // latency to the last member.
-func (bn *bench) steadyPhase(o *observer, names []string, version string, write func(i int) (time.Time, error), what string) []time.Duration {
+func (bn *bench) steadyPhase(o *observer, names []string, version string, rate int, write func(i int) (time.Time, error), what string) []time.Duration {
 	start := time.Now()
-	sent, err := paced(len(names), steadyRate, write)
+	sent, err := paced(len(names), rate, write)
 	bn.check(err)
 	got, _, err := o.wait(names, start, present(version), bn.convergeTimeout(len(names)), what)
 	bn.check(err)

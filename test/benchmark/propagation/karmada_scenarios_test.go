@@ -107,11 +107,11 @@ func (kb *karmadaBench) steadyBoth(ctx context.Context) {
 		o := kb.observe(s.namespace, s.selector)
 		kb.quiet(s.name + "'s steady writes")
 		m := startSideMeter(s)
-		create[s] = kb.steadyPhase(o, names, "1", func(i int) (time.Time, error) {
+		create[s] = kb.steadyPhase(o, names, "1", steadyRate, func(i int) (time.Time, error) {
 			_, err := s.client.CoreV1().ConfigMaps(s.namespace).Create(ctx, s.configMap(names[i], "1"), metav1.CreateOptions{})
 			return time.Now(), err
 		}, s.name+" steady create")
-		update[s] = kb.steadyPhase(o, names, "2", func(i int) (time.Time, error) {
+		update[s] = kb.steadyPhase(o, names, "2", steadyRate, func(i int) (time.Time, error) {
 			_, err := s.client.CoreV1().ConfigMaps(s.namespace).Patch(ctx, names[i], types.MergePatchType, []byte(`{"data":{"version":"2"}}`), metav1.PatchOptions{})
 			return time.Now(), err
 		}, s.name+" steady update")

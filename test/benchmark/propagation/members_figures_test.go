@@ -22,6 +22,13 @@ func TestMemberCountsLeaveRoomForTheMembersJoinedLater(t *testing.T) {
 	assert.Error(t, err)
 }
 
+func TestTheSteadyRateSpreadsTheCopiesOverTheMembers(t *testing.T) {
+	assert.Equal(t, 10, steadyObjectsPerSecond(100, 10))
+	assert.Equal(t, 4, steadyObjectsPerSecond(100, 25))
+	assert.Equal(t, 2, steadyObjectsPerSecond(100, 50))
+	assert.Equal(t, 1, steadyObjectsPerSecond(100, 200), "at least one object a second")
+}
+
 // A connection counts when it is established, belongs to one of the
 // process's sockets and goes to one of the ports.
 func TestConnectionsCountEstablishedSocketsOfTheProcessToThePorts(t *testing.T) {

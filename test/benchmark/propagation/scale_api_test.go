@@ -17,11 +17,11 @@ func (bn *bench) scaleSteady(ctx context.Context, prefix string) (create, update
 	names := objectNames(prefix, max(1, int(scaleSteadyFor.Seconds()*steadyRate)))
 	o := bn.observe(fedNamespace, fedSelector)
 	defer o.stop()
-	create = bn.steadyPhase(o, names, "1", func(i int) (time.Time, error) {
+	create = bn.steadyPhase(o, names, "1", steadyRate, func(i int) (time.Time, error) {
 		_, err := bn.fed.CoreV1().ConfigMaps(fedNamespace).Create(ctx, fedConfigMap(names[i], "1"), metav1.CreateOptions{})
 		return time.Now(), err
 	}, prefix+"create")
-	update = bn.steadyPhase(o, names, "2", func(i int) (time.Time, error) {
+	update = bn.steadyPhase(o, names, "2", steadyRate, func(i int) (time.Time, error) {
 		_, err := bn.fed.CoreV1().ConfigMaps(fedNamespace).Patch(ctx, names[i], types.MergePatchType, []byte(`{"data":{"version":"2"}}`), metav1.PatchOptions{})
 		return time.Now(), err
 	}, prefix+"update")
