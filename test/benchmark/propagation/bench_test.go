@@ -87,6 +87,26 @@ func BenchmarkPropagation(b *testing.B) {
 	}
 }
 
+// eachCount runs one count of an axis after the other, each as the
+// sub-benchmark axis=N on a federation of its own made by start, measured by
+// measure, the figures written to out after each.
+func eachCount(b *testing.B, axis string, counts []int, rep *report, out string,
+	start func(b *testing.B, n int) *bench, measure func(bn *bench, ctx context.Context, n int)) {
+	for _, n := range counts {
+		b.Run(fmt.Sprintf("%s=%d", axis, n), func(b *testing.B) {
+			begun := time.Now()
+			bn := start(b, n)
+			bn.rep = rep
+			bn.withControllerManagerFlags()
+			measure(bn, context.Background(), n)
+			fmt.Printf("%s=%d: done in %s\n", axis, n, time.Since(begun).Round(time.Second))
+			if err := rep.write(out); err != nil {
+				b.Errorf("writing %s: %v", out, err)
+			}
+		})
+	}
+}
+
 // startReport builds the federation's binaries and returns them with the
 // report of a benchmark, which print shows and which is written to -out
 // (default: file in the module's .run/bench) when the benchmark ends.

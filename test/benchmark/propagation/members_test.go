@@ -80,19 +80,9 @@ func runMembers(b *testing.B, bin string, rep *report, out string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, n := range counts {
-		b.Run(fmt.Sprintf("members=%d", n), func(b *testing.B) {
-			start := time.Now()
-			bn := startFederation(b, bin, memberenv.APIOnlyClusters(n+*membersJoinFlag))
-			bn.rep = rep
-			bn.withControllerManagerFlags()
-			bn.members(context.Background(), n)
-			fmt.Printf("members=%d: done in %s\n", n, time.Since(start).Round(time.Second))
-			if err := rep.write(out); err != nil {
-				b.Errorf("writing %s: %v", out, err)
-			}
-		})
-	}
+	eachCount(b, "members", counts, rep, out, func(b *testing.B, n int) *bench {
+		return startFederation(b, bin, memberenv.APIOnlyClusters(n+*membersJoinFlag))
+	}, (*bench).members)
 }
 
 // members measures one federation of n members.

@@ -51,19 +51,9 @@ func runScale(b *testing.B, bin string, rep *report, out string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, n := range counts {
-		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
-			start := time.Now()
-			bn := setUp(b, bin, *scaleClustersFlag)
-			bn.rep = rep
-			bn.withControllerManagerFlags()
-			bn.scale(context.Background(), n)
-			fmt.Printf("objects=%d: scale done in %s\n", n, time.Since(start).Round(time.Second))
-			if err := rep.write(out); err != nil {
-				b.Errorf("writing %s: %v", out, err)
-			}
-		})
-	}
+	eachCount(b, "objects", counts, rep, out, func(b *testing.B, _ int) *bench {
+		return setUp(b, bin, *scaleClustersFlag)
+	}, (*bench).scale)
 }
 
 // scale measures one federation empty, then with n objects.
