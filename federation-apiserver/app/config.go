@@ -55,7 +55,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		return nil, err
 	}
 	factoryInformers := informers.NewSharedInformerFactory(client, 0)
-	ruleResolver, err := o.Authorization.ApplyTo(&generic.Config, factoryInformers)
+	authorizers, err := o.Authorization.ApplyTo(&generic.Config, factoryInformers)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +95,8 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		ServiceClusterIPRange: serviceRange,
 		Informers:             factoryInformers,
 		FederationInformers:   federationInformers,
-		RuleResolver:          ruleResolver,
+		RuleResolver:          authorizers.Rules,
+		DirectAuthorizer:      authorizers.Direct,
+		FederationName:        o.FederationName,
 	}, nil
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/spf13/pflag"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -56,6 +58,10 @@ type Options struct {
 	EmbeddedEtcdClientTLS embeddedetcd.ClientTLS
 	// EventTTL is how long events are kept.
 	EventTTL time.Duration
+	// FederationName is the federation's name, as the controller
+	// manager's: the members' proxy lets tenants into member namespaces
+	// that carry it in their created-by or adopted-by label.
+	FederationName string
 	// ServiceClusterIPRange is the CIDR of the federation's virtual
 	// cluster IPs, the first of which is default/kubernetes'.
 	ServiceClusterIPRange string
@@ -75,6 +81,7 @@ func NewOptions() *Options {
 		Authentication: apiserver.AuthenticationConfig{Anonymous: true},
 		Authorization:  apiserver.AuthorizationConfig{Mode: apiserver.ModeRBAC},
 		EventTTL:       time.Hour,
+		FederationName: apiserver.DefaultFederationName,
 		// The federation's, never a member's: see servicestore.DefaultClusterIPRange.
 		ServiceClusterIPRange: servicestore.DefaultClusterIPRange,
 	}
@@ -131,6 +138,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.EmbeddedEtcdClientTLS.CAFile, "embedded-etcd-client-ca-file", o.EmbeddedEtcdClientTLS.CAFile,
 		"PEM bundle of the CAs whose client certificates --embedded-etcd-client-port accepts; clients without one are refused.")
 	fs.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "How long events are kept.")
+	fs.StringVar(&o.FederationName, "federation-name", o.FederationName,
+		"Name of the federation, as the controller manager's --federation-name: the members' proxy (clusters/NAME/proxy) lets tenants only into member namespaces the federation of this name created or was adopted in.")
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange,
 		"CIDR of the federation's virtual cluster IPs, one per federated Service (not headless or ExternalName), never propagated: each member allocates its own. Its first address is the Service default/kubernetes'. The default, RFC 2544's benchmarking block, is no cluster installer's service range, so a federation address is never mistaken for a member's. Single-stack, at most 20 host bits.")
 	fs.StringSliceVar(&o.AllowedServiceExternalIPCIDRs, "allowed-service-external-ip-cidrs", o.AllowedServiceExternalIPCIDRs,
@@ -186,6 +195,9 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--embedded-etcd-client-port %d: want 1-65535, or 0 for a unix socket", o.EmbeddedEtcdClientPort))
 	}
 	errs = append(errs, o.validateEmbeddedEtcdClientTLS()...)
+	if len(validation.IsValidLabelValue(o.FederationName)) > 0 || o.FederationName == "" {
+		errs = append(errs, fmt.Errorf("--federation-name %q must be a valid label value", o.FederationName))
+	}
 	if o.EventTTL <= 0 {
 		errs = append(errs, fmt.Errorf("--event-ttl must be positive, got %s", o.EventTTL))
 	}

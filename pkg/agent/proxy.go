@@ -11,12 +11,15 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/federation-v1/federation/pkg/memberrbac"
 	"github.com/federation-v1/federation/pkg/tunnel/wire"
 )
 
 // newMemberProxy sends what comes through the tunnel to the member's API
 // server with the agent's own credentials; whatever credential or
-// impersonation the request carries is dropped first.
+// impersonation the request carries is dropped first. A tenant's request
+// (wire.ProxyAsHeader) goes as the federation's proxy user, which the
+// agent's account impersonates.
 func newMemberProxy(member *rest.Config) (http.Handler, error) {
 	target, err := url.Parse(member.Host)
 	if err != nil || target.Host == "" {
@@ -32,7 +35,12 @@ func newMemberProxy(member *rest.Config) (http.Handler, error) {
 	return &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(target)
+			as, caller := r.In.Header.Get(wire.ProxyAsHeader), r.In.Header.Get(wire.ProxyCallerHeader)
 			wire.DropCredentials(r.Out.Header)
+			wire.DropProxyIdentity(r.Out.Header)
+			if as != "" {
+				memberrbac.ImpersonateProxyUser(r.Out.Header, as, caller)
+			}
 			agentMetrics.requests.Inc()
 		},
 		Transport:     transport,

@@ -9,14 +9,18 @@ import (
 	"net"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	rbacrest "k8s.io/kubernetes/pkg/registry/rbac/rest"
 	netutils "k8s.io/utils/net"
 
 	federationinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
+	"github.com/federation-v1/federation/pkg/memberproxy"
 	servicestore "github.com/federation-v1/federation/pkg/registry/core/service/storage"
 	"github.com/federation-v1/federation/pkg/tunnel"
 )
@@ -40,6 +44,12 @@ type Config struct {
 	// RuleResolver lists a user's rules for SelfSubjectRulesReview; it
 	// comes with the authorizer (AuthorizationConfig.ApplyTo).
 	RuleResolver authorizer.RuleResolver
+	// DirectAuthorizer is the authorizer without the members' proxy
+	// deferral (Authorizers.Direct), for the proxy.
+	DirectAuthorizer authorizer.Authorizer
+	// FederationName is the federation's name, as the controller manager's
+	// --federation-name: the labels of member namespaces it created carry it.
+	FederationName string
 	// APIExtensions serves CustomResourceDefinitions and custom resources
 	// behind the federation's own groups (NewAPIExtensionsConfig); nil
 	// serves none.
@@ -56,6 +66,8 @@ type completedConfig struct {
 	// federationInformers may be nil.
 	federationInformers federationinformers.SharedInformerFactory
 	ruleResolver        authorizer.RuleResolver
+	directAuthorizer    authorizer.Authorizer
+	federationName      string
 	// apiExtensions may be nil.
 	apiExtensions *apiextensionsapiserver.Config
 }
@@ -82,6 +94,8 @@ func (c *Config) Complete() CompletedConfig {
 		informers:           c.Informers,
 		federationInformers: c.FederationInformers,
 		ruleResolver:        c.RuleResolver,
+		directAuthorizer:    c.DirectAuthorizer,
+		federationName:      c.FederationName,
 		apiExtensions:       c.APIExtensions,
 	}}
 }
@@ -120,7 +134,11 @@ func (c CompletedConfig) New() (*Server, error) {
 	// those of Roles and RoleBindings, served with the access groups.
 	tombstones := &tombstoneWriter{now: time.Now}
 	hub := tunnel.NewHub()
-	legacy, groups, err := apiGroups(c.generic.RESTOptionsGetter, uint64(c.eventTTL.Seconds()), serviceIPs, tombstones, hub)
+	proxy, err := c.memberProxy(hub)
+	if err != nil {
+		return nil, err
+	}
+	legacy, groups, err := apiGroups(c.generic.RESTOptionsGetter, uint64(c.eventTTL.Seconds()), serviceIPs, tombstones, hub, proxy)
 	if err != nil {
 		return nil, err
 	}
@@ -184,3 +202,27 @@ func (c CompletedConfig) New() (*Server, error) {
 func (s *Server) Run(ctx context.Context) error {
 	return s.GenericAPIServer.PrepareRun().RunWithContext(ctx)
 }
+
+// memberProxy serves clusters/NAME/proxy; it reads members' credentials
+// through the loopback client.
+func (c CompletedConfig) memberProxy(hub *tunnel.Hub) (*memberproxy.Proxy, error) {
+	client, err := kubernetes.NewForConfig(c.generic.LoopbackClientConfig)
+	if err != nil {
+		return nil, fmt.Errorf("creating the members' proxy's loopback client: %w", err)
+	}
+	secrets := func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+		return client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	}
+	authz := c.directAuthorizer
+	if authz == nil {
+		authz = c.generic.Authorization.Authorizer
+	}
+	name := c.federationName
+	if name == "" {
+		name = DefaultFederationName
+	}
+	return memberproxy.New(name, authz, secrets, hub), nil
+}
+
+// DefaultFederationName is --federation-name's default, as the controller manager's.
+const DefaultFederationName = "federation"

@@ -15,6 +15,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
+	"github.com/federation-v1/federation/pkg/memberproxy"
 	"github.com/federation-v1/federation/pkg/tunnel"
 )
 
@@ -27,7 +28,7 @@ var coreV1 = schema.GroupVersion{Version: "v1"}
 // certificate signing requests). The legacy
 // core group ("/api/v1") is returned separately because it is installed
 // under another prefix. Services get their cluster IPs from serviceIPs.
-func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, serviceIPs ipallocator.Interface, tombstones *tombstoneWriter, hub *tunnel.Hub) (legacy *genericapiserver.APIGroupInfo, groups []*genericapiserver.APIGroupInfo, err error) {
+func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, serviceIPs ipallocator.Interface, tombstones *tombstoneWriter, hub *tunnel.Hub, proxy *memberproxy.Proxy) (legacy *genericapiserver.APIGroupInfo, groups []*genericapiserver.APIGroupInfo, err error) {
 	served := servedStorage{}
 	for _, t := range federatedtypes.All {
 		if servedWithAccess(t) {
@@ -59,7 +60,7 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, service
 		return nil, nil, fmt.Errorf("creating events storage: %w", err)
 	}
 	served.add(coreV1, events)
-	clusters, err := clusterStores(getter, hub)
+	clusters, err := clusterStores(getter, hub, proxy)
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating clusters storage: %w", err)
 	}

@@ -29,6 +29,7 @@ import (
 	pdbstore "k8s.io/kubernetes/pkg/registry/policy/poddisruptionbudget/storage"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/memberproxy"
 	servicestore "github.com/federation-v1/federation/pkg/registry/core/service/storage"
 	clusterstore "github.com/federation-v1/federation/pkg/registry/federation/cluster/storage"
 	"github.com/federation-v1/federation/pkg/tunnel"
@@ -137,13 +138,13 @@ func eventsStores(getter generic.RESTOptionsGetter, ttlSeconds uint64) (map[stri
 }
 
 // clusterStores is the storage of the federation's member Clusters, with
-// the agents' tunnels and the proxy through them.
-func clusterStores(getter generic.RESTOptionsGetter, hub *tunnel.Hub) (map[string]rest.Storage, error) {
+// the agents' tunnels and the proxy to every member.
+func clusterStores(getter generic.RESTOptionsGetter, hub *tunnel.Hub, proxy *memberproxy.Proxy) (map[string]rest.Storage, error) {
 	clusters, status, err := clusterstore.NewREST(getter)
 	if err != nil {
 		return nil, err
 	}
-	tunnels, proxy := clusterstore.NewConnecters(clusters, hub)
+	tunnels, proxyREST := clusterstore.NewConnecters(clusters, hub, proxy)
 	hub.CheckWith(func(ctx context.Context, name, serial string) (bool, error) {
 		obj, err := clusters.Get(ctx, name, &metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -155,7 +156,7 @@ func clusterStores(getter generic.RESTOptionsGetter, hub *tunnel.Hub) (map[strin
 		cluster := obj.(*federationv1beta1.Cluster)
 		return federationv1beta1.IsAgent(cluster) && federationv1beta1.AgentCertificateBound(cluster, serial), nil
 	})
-	return map[string]rest.Storage{"clusters": clusters, "clusters/status": status, "clusters/tunnel": tunnels, "clusters/proxy": proxy}, nil
+	return map[string]rest.Storage{"clusters": clusters, "clusters/status": status, "clusters/tunnel": tunnels, "clusters/proxy": proxyREST}, nil
 }
 
 // leasesStores is the storage of coordination.k8s.io Leases: the

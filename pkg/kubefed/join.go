@@ -275,6 +275,20 @@ func createMemberAccess(ctx context.Context, member kubernetes.Interface, a *mem
 			func() error {
 				return rbac.ClusterRoleBindings().Delete(context.Background(), a.Binding.Name, metav1.DeleteOptions{})
 			}},
+		{"ClusterRole " + a.ProxyRole.Name, func() error {
+			_, err := rbac.ClusterRoles().Create(ctx, a.ProxyRole, metav1.CreateOptions{})
+			return err
+		},
+			func() error {
+				return rbac.ClusterRoles().Delete(context.Background(), a.ProxyRole.Name, metav1.DeleteOptions{})
+			}},
+		{"ClusterRoleBinding " + a.ProxyBinding.Name, func() error {
+			_, err := rbac.ClusterRoleBindings().Create(ctx, a.ProxyBinding, metav1.CreateOptions{})
+			return err
+		},
+			func() error {
+				return rbac.ClusterRoleBindings().Delete(context.Background(), a.ProxyBinding.Name, metav1.DeleteOptions{})
+			}},
 		{"token Secret", func() error {
 			_, err := core.Secrets(ns).Create(ctx, a.TokenSecret, metav1.CreateOptions{})
 			return err

@@ -38,6 +38,12 @@ func refreshMemberAccess(ctx context.Context, out io.Writer, member kubernetes.I
 		func() (string, error) {
 			return refreshObject(ctx, "ClusterRoleBinding", a.Binding.Name, bindings.Get, bindings.Patch, a.Binding, bindingChanges, dryRun)
 		},
+		func() (string, error) {
+			return refreshObject(ctx, "ClusterRole", a.ProxyRole.Name, roles.Get, roles.Patch, a.ProxyRole, roleChanges, dryRun)
+		},
+		func() (string, error) {
+			return refreshObject(ctx, "ClusterRoleBinding", a.ProxyBinding.Name, bindings.Get, bindings.Patch, a.ProxyBinding, bindingChanges, dryRun)
+		},
 	}
 	changed := 0
 	for _, step := range steps {

@@ -215,10 +215,10 @@ func writes(actions []clienttesting.Action) []string {
 func TestRefreshMemberAccess(t *testing.T) {
 	ctx := context.Background()
 	// A member joined by an earlier version: statefulsets listed only, no
-	// namespace RBAC role, a validation fewer.
+	// namespace RBAC role, no proxy user, a validation fewer.
 	old := earlierJoin([]string{"example.com"}, podSecurityBaseline)
 	old.Role.Rules = slices.DeleteFunc(old.Role.Rules, func(r rbacv1.PolicyRule) bool {
-		return slices.Contains(r.APIGroups, rbacv1.GroupName)
+		return slices.Contains(r.APIGroups, rbacv1.GroupName) || slices.Contains(r.Verbs, "impersonate")
 	})
 	old.Policy.Spec.Validations = old.Policy.Spec.Validations[1:]
 	member := fake.NewClientset(old.Account, old.Role, old.Binding)
@@ -232,7 +232,7 @@ func TestRefreshMemberAccess(t *testing.T) {
 	var out bytes.Buffer
 	n, err := refreshMemberAccess(ctx, &out, member, want, true)
 	require.NoError(t, err)
-	assert.Equal(t, 3, n)
+	assert.Equal(t, 5, n)
 	assert.Empty(t, writes(member.Actions()), "a dry run writes nothing")
 	got, err := member.RbacV1().ClusterRoles().Get(ctx, "federation-fed", metav1.GetOptions{})
 	require.NoError(t, err)
@@ -241,11 +241,13 @@ func TestRefreshMemberAccess(t *testing.T) {
 	out.Reset()
 	n, err = refreshMemberAccess(ctx, &out, member, want, false)
 	require.NoError(t, err)
-	assert.Equal(t, 3, n)
+	assert.Equal(t, 5, n)
 	assert.Equal(t, []string{
 		`ValidatingAdmissionPolicy federation-fed updated: +1 validations; annotation federation.kubernetes.io/pod-security="baseline" added`,
-		`ClusterRole federation-fed updated: +3 rules; new rights on clusterroles.rbac.authorization.k8s.io/federation-fed-namespace-rbac, rolebindings.rbac.authorization.k8s.io, roles.rbac.authorization.k8s.io; annotation federation.kubernetes.io/custom-resource-groups="example.com" added`,
+		`ClusterRole federation-fed updated: +5 rules; new rights on clusterroles.rbac.authorization.k8s.io/federation-fed-namespace-rbac, rolebindings.rbac.authorization.k8s.io, roles.rbac.authorization.k8s.io, userextras/federation.kubernetes.io/caller.authentication.k8s.io and 1 more; annotation federation.kubernetes.io/custom-resource-groups="example.com" added`,
 		"ClusterRole federation-fed-namespace-rbac created: 3 rules",
+		"ClusterRole federation-fed-proxy created: 9 rules",
+		"ClusterRoleBinding federation-fed-proxy created",
 	}, strings.Split(strings.TrimSpace(out.String()), "\n"))
 	got, err = member.RbacV1().ClusterRoles().Get(ctx, "federation-fed", metav1.GetOptions{})
 	require.NoError(t, err)

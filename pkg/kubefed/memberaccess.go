@@ -27,6 +27,10 @@ type memberAccess struct {
 	// NamespaceRBAC is the federation's RBAC rights in a namespace it
 	// created, bound there by the propagation (package memberrbac).
 	NamespaceRBAC *rbacv1.ClusterRole
+	// ProxyRole and ProxyBinding bound what a tenant's request through the
+	// federation's proxy may do in the member (memberrbac.ProxyUser).
+	ProxyRole    *rbacv1.ClusterRole
+	ProxyBinding *rbacv1.ClusterRoleBinding
 }
 
 // accessName is the name of every member-side object of federation fed.
@@ -83,8 +87,9 @@ func newMemberAccess(fed string) *memberAccess {
 		Policy:        policy,
 		PolicyBinding: policyBinding,
 	}
-	a.Role.Rules = append(slices.Clone(memberRules), memberrbac.JoinRules(fed)...)
+	a.Role.Rules = append(append(slices.Clone(memberRules), memberrbac.JoinRules(fed)...), memberrbac.ImpersonationRules(fed)...)
 	a.NamespaceRBAC = memberrbac.AccessClusterRole(fed, memberrbac.DefaultBindableClusterRoles)
+	a.ProxyRole, a.ProxyBinding = memberrbac.ProxyClusterRole(fed), memberrbac.ProxyClusterRoleBinding(fed)
 	return a
 }
 

@@ -59,8 +59,8 @@ func (o *unjoinOptions) run(ctx context.Context, out, errOut io.Writer) error {
 
 	if err := o.removeMemberAccess(ctx); err != nil {
 		name := accessName(o.federation)
-		fmt.Fprintf(errOut, "warning: could not clean up cluster %q (remove them by hand: ServiceAccount and Secret %s/%s[-token], ClusterRole and ClusterRoleBinding %s, ClusterRole %s and the RoleBindings labelled %s=%s, ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding %s, the label %s=%s of namespaces): %v\n",
-			o.cluster, federationv1beta1.SystemNamespace, name, name, memberrbac.AccessName(o.federation), memberrbac.AccessLabel, o.federation, name,
+		fmt.Fprintf(errOut, "warning: could not clean up cluster %q (remove them by hand: ServiceAccount and Secret %s/%s[-token], ClusterRole and ClusterRoleBinding %s and %s-proxy, ClusterRole %s and the RoleBindings labelled %s=%s, ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding %s, the label %s=%s of namespaces): %v\n",
+			o.cluster, federationv1beta1.SystemNamespace, name, name, name, memberrbac.AccessName(o.federation), memberrbac.AccessLabel, o.federation, name,
 			memberrbac.AdoptedByLabel(o.federation), memberrbac.Adopted, err)
 	}
 	if ref := cluster.Spec.SecretRef; ref != nil {
@@ -94,6 +94,8 @@ func (o *unjoinOptions) removeMemberAccess(ctx context.Context) error {
 	for _, remove := range []func() error{
 		func() error { return member.RbacV1().ClusterRoleBindings().Delete(ctx, a.Binding.Name, del) },
 		func() error { return member.RbacV1().ClusterRoles().Delete(ctx, a.Role.Name, del) },
+		func() error { return member.RbacV1().ClusterRoleBindings().Delete(ctx, a.ProxyBinding.Name, del) },
+		func() error { return member.RbacV1().ClusterRoles().Delete(ctx, a.ProxyRole.Name, del) },
 		func() error { return removeNamespaceRBAC(ctx, member, o.federation) },
 		func() error { return releaseNamespaces(ctx, member, o.federation) },
 		func() error { return member.CoreV1().Secrets(ns).Delete(ctx, a.TokenSecret.Name, del) },

@@ -65,6 +65,7 @@ func apiserverArgs(p *Plane) []string {
 		"--client-ca-file=" + p.path(caCert),
 		"--agent-client-ca-file=" + p.path(agentsCACert),
 		"--data-dir=" + p.path("data"),
+		"--federation-name=" + p.Name,
 	}
 	if servers := joinNonEmpty(p.EtcdServers); servers != "" {
 		args = append(args, "--etcd-servers="+servers)

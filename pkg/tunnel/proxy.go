@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/proxy"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/federation-v1/federation/pkg/tunnel/wire"
@@ -74,4 +75,10 @@ func writeStatus(w http.ResponseWriter, tunnelStatus string, err *apierrors.Stat
 	w.Header().Set(wire.StatusHeader, tunnelStatus)
 	w.WriteHeader(int(status.Code))
 	_, _ = w.Write(body)
+}
+
+// MemberConfig reaches cluster's member API through its tunnel, as the
+// agent's account.
+func (h *Hub) MemberConfig(cluster string) *rest.Config {
+	return &rest.Config{Host: "http://" + wire.MemberAddress, Transport: h.transport(cluster), Timeout: 30 * time.Second}
 }

@@ -14,12 +14,19 @@ import (
 
 // federationWritesPolicy has each member's API server log the writes of the
 // federation's accounts (every account kubefed join makes lives in the
-// member's federation-system) and nothing else: tests count at the members
-// what the federation wrote there.
+// member's federation-system), and every request of theirs to pods, their
+// logs and streams, Secrets and nodes (what the federation's proxy could
+// reach for a tenant), and nothing else: tests count at the members what
+// the federation wrote there, and what its proxy sent.
 const federationWritesPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
 rules:
+- level: Metadata
+  userGroups: ["system:serviceaccounts:federation-system"]
+  resources:
+  - group: ""
+    resources: [pods, pods/log, pods/exec, pods/attach, pods/portforward, secrets, nodes]
 - level: Metadata
   userGroups: ["system:serviceaccounts:federation-system"]
   verbs: [create, update, patch, delete, deletecollection]
@@ -44,8 +51,34 @@ func (m *Member) writeAuditPolicy() error {
 
 // FederationWrites are the writes the federation's accounts made in the
 // member so far, as its API server logged them (create, update, patch,
-// delete), oldest first.
+// delete), oldest first; not those its proxy made for a tenant.
 func (m *Member) FederationWrites() ([]auditv1.Event, error) {
+	events, err := m.federationRequests()
+	return slices.DeleteFunc(events, func(e auditv1.Event) bool {
+		return e.ImpersonatedUser != nil || !slices.Contains(writeVerbs, e.Verb)
+	}), err
+}
+
+var writeVerbs = []string{"create", "update", "patch", "delete", "deletecollection"}
+
+// ProxiedRequests are the requests the federation's proxy sent to the
+// member for tenants (its account impersonating the proxy user) to pods,
+// their logs and streams, Secrets and nodes, oldest first, as
+// "verb URI as USER for CALLER".
+func (m *Member) ProxiedRequests() ([]string, error) {
+	events, err := m.federationRequests()
+	var out []string
+	for _, e := range events {
+		if e.ImpersonatedUser != nil {
+			out = append(out, fmt.Sprintf("%s %s as %s for %v", e.Verb, e.RequestURI, e.ImpersonatedUser.Username, e.ImpersonatedUser.Extra["federation.kubernetes.io/caller"]))
+		}
+	}
+	return out, err
+}
+
+// federationRequests are the requests of the federation's accounts the
+// member logged.
+func (m *Member) federationRequests() ([]auditv1.Event, error) {
 	f, err := os.Open(m.path(federationWritesLog))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

@@ -64,3 +64,21 @@ func DropCredentials(header http.Header) {
 		}
 	}
 }
+
+// A request the federation proxies for a tenant must not act in the member
+// as the agent's account: ProxyAsHeader names the user the agent then
+// impersonates (the federation's proxy user, all the member's RBAC lets
+// the account impersonate), and ProxyCallerHeader the federation user it
+// came from, for the member's audit log. Without them the agent acts as
+// itself, as for the federation's controllers.
+const (
+	ProxyAsHeader     = "X-Federation-Proxy-As"
+	ProxyCallerHeader = "X-Federation-Proxy-Caller"
+)
+
+// DropProxyIdentity removes ProxyAsHeader and ProxyCallerHeader: only the
+// federation's proxy sets them, never its caller.
+func DropProxyIdentity(header http.Header) {
+	header.Del(ProxyAsHeader)
+	header.Del(ProxyCallerHeader)
+}

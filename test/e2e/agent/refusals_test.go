@@ -31,10 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/federation-v1/federation/pkg/pki"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/pkg/tunnel/wire"
@@ -47,7 +44,7 @@ func refusals(t *testing.T, u *fedenv.User, f fedenv.Fixture) {
 	ctx := context.Background()
 	f.Kubectl("create", "namespace", "team-a")
 	f.Kubectl("create", "rolebinding", "tenant-edit", "--clusterrole=edit", "--user=tenant", "--namespace=team-a")
-	addUser(t, u, "tenant")
+	u.AddUser("fed", "tenant")
 	tunnel2 := "/apis/federation/v1beta1/clusters/cluster2/tunnel"
 	proxy2 := "/apis/federation/v1beta1/clusters/cluster2/proxy/api/v1/namespaces"
 
@@ -156,23 +153,6 @@ func refusals(t *testing.T, u *fedenv.User, f fedenv.Fixture) {
 }
 
 var regexpRegister = regexp.MustCompile(`kubefed register .*`)
-
-// addUser gives the user a client certificate of the federation's CA and a
-// kubeconfig context of its name.
-func addUser(t *testing.T, u *fedenv.User, user string) {
-	t.Helper()
-	plane := u.PlaneDir("fed")
-	ca, err := pki.LoadCA(filepath.Join(plane, "pki", "ca.crt"), filepath.Join(plane, "pki", "ca.key"))
-	require.NoError(t, err)
-	dir := t.TempDir()
-	cert, key := filepath.Join(dir, user+".crt"), filepath.Join(dir, user+".key")
-	require.NoError(t, ca.IssueClient(cert, key, user))
-	cfg, err := clientcmd.LoadFromFile(u.Kubeconfig)
-	require.NoError(t, err)
-	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificate: cert, ClientKey: key}
-	cfg.Contexts[user] = &clientcmdapi.Context{Cluster: cfg.Contexts["fed"].Cluster, AuthInfo: user}
-	require.NoError(t, clientcmd.WriteToFile(*cfg, u.Kubeconfig))
-}
 
 // agentClient reaches the federation with the certificate the agent of
 // cluster (a local agent of the plane) got for itself.

@@ -3,7 +3,6 @@ package security_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"testing"
@@ -11,10 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/federation-v1/federation/pkg/pki"
 	"github.com/federation-v1/federation/test/fedenv"
 	"github.com/federation-v1/federation/test/memberenv"
 )
@@ -95,17 +91,7 @@ func (f *fixture) memberClient() kubernetes.Interface {
 // adds a kubeconfig context of the user's name.
 func (f *fixture) addUser(user string, groups ...string) {
 	f.t.Helper()
-	plane := f.u.PlaneDir("fed")
-	ca, err := pki.LoadCA(filepath.Join(plane, "pki", "ca.crt"), filepath.Join(plane, "pki", "ca.key"))
-	require.NoError(f.t, err)
-	dir := f.t.TempDir()
-	cert, key := filepath.Join(dir, user+".crt"), filepath.Join(dir, user+".key")
-	require.NoError(f.t, ca.IssueClient(cert, key, user, groups...))
-	cfg, err := clientcmd.LoadFromFile(f.u.Kubeconfig)
-	require.NoError(f.t, err)
-	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificate: cert, ClientKey: key}
-	cfg.Contexts[user] = &clientcmdapi.Context{Cluster: cfg.Contexts["fed"].Cluster, AuthInfo: user}
-	require.NoError(f.t, clientcmd.WriteToFile(*cfg, f.u.Kubeconfig))
+	f.u.AddUser("fed", user, groups...)
 }
 
 // TestSecurity starts the federation and its member, sets up the

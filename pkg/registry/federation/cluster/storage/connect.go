@@ -13,6 +13,7 @@ import (
 
 	"github.com/federation-v1/federation/pkg/apis/federation"
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/memberproxy"
 )
 
 // Tunnels are the agents' tunnels held open to this apiserver.
@@ -20,8 +21,6 @@ type Tunnels interface {
 	// ServeTunnel takes r over as cluster's tunnel, until it closes; serial
 	// is the agent certificate's.
 	ServeTunnel(cluster, serial string, w http.ResponseWriter, r *http.Request)
-	// ServeProxy sends r to path at cluster's member API through the tunnel.
-	ServeProxy(cluster, path string, w http.ResponseWriter, r *http.Request)
 }
 
 // agentCluster returns the Cluster name, if it is reached through an agent.
@@ -83,12 +82,13 @@ func (r *TunnelREST) Connect(ctx context.Context, name string, _ runtime.Object,
 	}), nil
 }
 
-// ProxyREST is the clusters/NAME/proxy subresource of an agent member: a
-// request to clusters/NAME/proxy/PATH goes to PATH at the member's API
-// server through the agent's tunnel.
+// ProxyREST is the clusters/NAME/proxy subresource: a request to
+// clusters/NAME/proxy/PATH goes to PATH at the member's API server,
+// directly or through its agent's tunnel, authorized for its caller by
+// package memberproxy.
 type ProxyREST struct {
 	clusters *REST
-	tunnels  Tunnels
+	proxy    *memberproxy.Proxy
 }
 
 var _ rest.Connecter = &ProxyREST{}
@@ -115,15 +115,14 @@ func (r *ProxyREST) Connect(ctx context.Context, name string, opts runtime.Objec
 	if !ok {
 		return nil, fmt.Errorf("invalid options object: %#v", opts)
 	}
-	if _, err := agentCluster(ctx, r.clusters, name); err != nil {
+	obj, err := r.clusters.Get(ctx, name, &metav1.GetOptions{})
+	if err != nil {
 		return nil, err
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.tunnels.ServeProxy(name, options.Path, w, req)
-	}), nil
+	return r.proxy.Handler(ctx, obj.(*federationv1beta1.Cluster), options.Path)
 }
 
 // NewConnecters returns the tunnel and proxy subresources of clusters.
-func NewConnecters(clusters *REST, tunnels Tunnels) (*TunnelREST, *ProxyREST) {
-	return &TunnelREST{clusters: clusters, tunnels: tunnels}, &ProxyREST{clusters: clusters, tunnels: tunnels}
+func NewConnecters(clusters *REST, tunnels Tunnels, proxy *memberproxy.Proxy) (*TunnelREST, *ProxyREST) {
+	return &TunnelREST{clusters: clusters, tunnels: tunnels}, &ProxyREST{clusters: clusters, proxy: proxy}
 }
