@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/federation-v1/federation/pkg/kubefed/memberview"
 	"github.com/federation-v1/federation/pkg/processplane"
 	"github.com/federation-v1/federation/pkg/version"
 )
@@ -57,6 +58,9 @@ Find more information at the project's README.`,
 		newRestoreCommand(g),
 		newStraysCommand(g),
 		newVersionCommand(g),
+		memberview.NewKubeconfigCommand(g.pathOptions),
+		memberview.NewGetCommand(g.pathOptions),
+		memberview.NewLogsCommand(g.pathOptions),
 	)
 	version.AddFlag(root)
 	return root

@@ -134,3 +134,13 @@ func (a *Access) decide(ctx context.Context, refuse func(string) error, attrs au
 	}
 	return refuse(why)
 }
+
+// PodStream reports whether method path is a pod's logs or one of its
+// streams (memberrbac.ProxyStreams).
+func (a *Access) PodStream(method, path string) bool {
+	info, err := a.requests.NewRequestInfo(&http.Request{Method: method, URL: &url.URL{Path: path}})
+	if err != nil || !info.IsResourceRequest || info.APIGroup != "" || info.Resource != "pods" {
+		return false
+	}
+	return info.Subresource == "log" || slices.Contains(memberrbac.ProxyStreams, "pods/"+info.Subresource)
+}

@@ -129,3 +129,20 @@ func TestAccess(t *testing.T) {
 		assert.Equal(t, reads, m.reads, "a request RBAC refuses does not reach the member")
 	})
 }
+
+func TestPodStream(t *testing.T) {
+	access := newAccess("fed", rules{}, nil)
+	for path, want := range map[string]bool{
+		"/api/v1/namespaces/a/pods/p/log":               true,
+		"/api/v1/namespaces/a/pods/p/exec":              true,
+		"/api/v1/namespaces/a/pods/p/attach":            true,
+		"/api/v1/namespaces/a/pods/p/portforward":       true,
+		"/api/v1/namespaces/a/pods/p":                   false,
+		"/api/v1/namespaces/a/pods/p/status":            false,
+		"/api/v1/namespaces/a/services/s/proxy":         false,
+		"/apis/example.com/v1/namespaces/a/pods/p/exec": false,
+		"/api": false,
+	} {
+		assert.Equal(t, want, access.PodStream(http.MethodGet, path), path)
+	}
+}

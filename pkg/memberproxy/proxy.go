@@ -4,7 +4,8 @@
 // The federation's RBAC decides twice. A caller allowed the proxy
 // subresource itself (admins, and the controller manager for agent
 // members) goes to the member as the federation's account, which it could
-// read from the federation anyway. Everyone else is authorized on the
+// read from the federation anyway, but for a pod's logs and streams, which
+// only the proxy user may open. Everyone else is authorized on the
 // request they forward, as if the federation served the member's resource
 // in that namespace, and goes to the member as the federation's proxy user
 // (memberrbac.ProxyUser), whose member RBAC allows reads and the pod
@@ -87,11 +88,17 @@ func (p *Proxy) Handler(ctx context.Context, cluster *federationv1beta1.Cluster,
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		wire.DropProxyIdentity(req.Header)
 		var as *identity
-		if !full {
+		switch {
+		case !full:
 			if err := p.access.Authorize(req.Context(), caller, cluster, req.Method, path, req.URL.Query()); err != nil {
 				writeStatus(w, err)
 				return
 			}
+			as = &identity{user: memberrbac.ProxyUser(p.Federation), caller: caller.GetName()}
+		case p.access.PodStream(req.Method, path):
+			// The federation's account may not read logs nor open exec,
+			// attach or port-forward in a member: only the proxy user
+			// may, also for those who hold the proxy subresource.
 			as = &identity{user: memberrbac.ProxyUser(p.Federation), caller: caller.GetName()}
 		}
 		p.forward(w, req, cluster, path, as)

@@ -15,7 +15,7 @@ import (
 // federationWritesPolicy has each member's API server log the writes of the
 // federation's accounts (every account kubefed join makes lives in the
 // member's federation-system), and every request of theirs to pods, their
-// logs and streams, Secrets and nodes (what the federation's proxy could
+// logs and streams, Secrets, ConfigMaps and nodes (what the federation's proxy could
 // reach for a tenant), and nothing else: tests count at the members what
 // the federation wrote there, and what its proxy sent.
 const federationWritesPolicy = `apiVersion: audit.k8s.io/v1
@@ -26,7 +26,7 @@ rules:
   userGroups: ["system:serviceaccounts:federation-system"]
   resources:
   - group: ""
-    resources: [pods, pods/log, pods/exec, pods/attach, pods/portforward, secrets, nodes]
+    resources: [pods, pods/log, pods/exec, pods/attach, pods/portforward, secrets, configmaps, nodes]
 - level: Metadata
   userGroups: ["system:serviceaccounts:federation-system"]
   verbs: [create, update, patch, delete, deletecollection]
@@ -63,7 +63,7 @@ var writeVerbs = []string{"create", "update", "patch", "delete", "deletecollecti
 
 // ProxiedRequests are the requests the federation's proxy sent to the
 // member for tenants (its account impersonating the proxy user) to pods,
-// their logs and streams, Secrets and nodes, oldest first, as
+// their logs and streams, Secrets, ConfigMaps and nodes, oldest first, as
 // "verb URI as USER for CALLER".
 func (m *Member) ProxiedRequests() ([]string, error) {
 	events, err := m.federationRequests()

@@ -145,9 +145,24 @@ func TestSeeingIntoMembers(t *testing.T) {
 		pods[c] = f.runningPod(c, teamA, "web")
 		f.runningPod(c, teamB, "db")
 	}
-	memberContexts(t, u, fed)
-	memberContexts(t, u, tenant, members...)
-	memberContexts(t, u, viewer, members...)
+
+	t.Run("kubefed kubeconfig writes a context per member; a tenant, who may not list clusters, names them", func(t *testing.T) {
+		out := u.MustKubefed("kubeconfig", "--context="+fed)
+		for _, c := range members {
+			assert.Contains(t, out, fed+"/"+c)
+		}
+		assert.Contains(t, u.MustKubefed("kubeconfig", "--context="+fed), "unchanged", "a second run changes nothing")
+		out, err := u.Kubefed("kubeconfig", "--context="+tenant)
+		require.Error(t, err, out)
+		assert.Contains(t, out, "--cluster")
+		for _, user := range []string{tenant, viewer} {
+			u.MustKubefed("kubeconfig", "--context="+user, "--cluster=cluster1,cluster2")
+		}
+		contexts := f.must(fed, "config", "get-contexts", "-o", "name")
+		for _, want := range []string{"fed/cluster1", "fed/cluster2", "tenant/cluster1", "tenant/cluster2", "viewer/cluster2"} {
+			assert.Contains(t, contexts, want)
+		}
+	})
 
 	t.Run("an admin reads pods, describes them and reads events in every member through its context", func(t *testing.T) {
 		f := f.in(t)
@@ -159,6 +174,25 @@ func TestSeeingIntoMembers(t *testing.T) {
 			assert.Contains(t, describe, "Node:", c)
 			assert.Contains(t, describe, c+"-node-1", c)
 		}
+	})
+
+	t.Run("kubefed get lists every member's pods with a CLUSTER column, as the admin and as a tenant", func(t *testing.T) {
+		for _, user := range []string{fed, tenant} {
+			args := []string{"get", "pods", "-l", "app=web", "-n", teamA, "--context=" + user}
+			if user == tenant {
+				args = append(args, "--cluster=cluster1,cluster2")
+			}
+			out := u.MustKubefed(args...)
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			require.Len(t, lines, 3, out)
+			assert.Regexp(t, `^CLUSTER\s+NAME\s+READY\s+STATUS`, lines[0])
+			for i, c := range members {
+				assert.Regexp(t, fmt.Sprintf(`^%s\s+%s\s+1/1\s+Running`, c, pods[c]), lines[i+1], "as %s", user)
+			}
+		}
+		out, err := u.Kubefed("get", "pods", "-n", teamB, "--context="+tenant, "--cluster=cluster1,cluster2")
+		require.Error(t, err, out)
+		assert.Contains(t, out, `may not list pods in namespace team-b`)
 	})
 
 	t.Run("a tenant reads pods of its namespace in every member, as the proxy user, named in the member's log", func(t *testing.T) {
