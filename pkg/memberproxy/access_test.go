@@ -146,3 +146,19 @@ func TestPodStream(t *testing.T) {
 		assert.Equal(t, want, access.PodStream(http.MethodGet, path), path)
 	}
 }
+
+func TestOpenRequests(t *testing.T) {
+	open := newOpenRequests(2)
+	first, err := open.take("alice")
+	require.NoError(t, err)
+	_, err = open.take("alice")
+	require.NoError(t, err)
+	_, err = open.take("alice")
+	require.Error(t, err)
+	assert.True(t, apierrors.IsTooManyRequests(err), "%v", err)
+	_, err = open.take("bob")
+	assert.NoError(t, err, "each caller has a budget of its own")
+	first()
+	_, err = open.take("alice")
+	assert.NoError(t, err, "a request that ended gives its place back")
+}

@@ -58,11 +58,12 @@ type Proxy struct {
 
 	access      *Access
 	memberCache *clientCache
+	open        *openRequests
 }
 
 // New returns a Proxy.
 func New(federation string, authz authorizer.Authorizer, secrets SecretGetter, tunnels Tunnels) *Proxy {
-	p := &Proxy{Federation: federation, Authorizer: authz, Secrets: secrets, Tunnels: tunnels, memberCache: newClientCache()}
+	p := &Proxy{Federation: federation, Authorizer: authz, Secrets: secrets, Tunnels: tunnels, memberCache: newClientCache(), open: newOpenRequests(MaxOpenPerCaller)}
 	p.access = newAccess(federation, authz, p.memberNamespace)
 	return p
 }
@@ -100,6 +101,16 @@ func (p *Proxy) Handler(ctx context.Context, cluster *federationv1beta1.Cluster,
 			// attach or port-forward in a member: only the proxy user
 			// may, also for those who hold the proxy subresource.
 			as = &identity{user: memberrbac.ProxyUser(p.Federation), caller: caller.GetName()}
+		}
+		if !full {
+			// The controller manager holds the proxy subresource, and all
+			// of its watches of an agent member go through here.
+			done, err := p.open.take(caller.GetName())
+			if err != nil {
+				writeStatus(w, err)
+				return
+			}
+			defer done()
 		}
 		p.forward(w, req, cluster, path, as)
 	}), nil

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/federation-v1/federation/pkg/memberproxy"
 	"github.com/federation-v1/federation/pkg/memberrbac"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/pkg/tunnel/wire"
@@ -35,17 +36,7 @@ type proxyRequest struct {
 // member, and returns the status and body (a Status's message).
 func (f *fixture) sendThroughProxy(user string, r proxyRequest) (int, string) {
 	f.t.Helper()
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(kubeconfigOf(f), &clientcmd.ConfigOverrides{CurrentContext: user}).ClientConfig()
-	require.NoError(f.t, err)
-	client, err := rest.HTTPClientFor(cfg)
-	require.NoError(f.t, err)
-	req, err := http.NewRequestWithContext(f.t.Context(), r.method, cfg.Host+wire.ProxyPath(member)+r.path, nil)
-	require.NoError(f.t, err)
-	for k, v := range r.header {
-		req.Header[k] = v
-	}
-	resp, err := client.Do(req)
-	require.NoError(f.t, err)
+	resp := f.openThroughProxy(user, r)
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 	var status metav1.Status
@@ -57,6 +48,24 @@ func (f *fixture) sendThroughProxy(user string, r proxyRequest) (int, string) {
 
 func kubeconfigOf(f *fixture) *clientcmd.ClientConfigLoadingRules {
 	return &clientcmd.ClientConfigLoadingRules{ExplicitPath: f.u.Kubeconfig}
+}
+
+// openThroughProxy sends r as user through the proxy and returns the
+// response once its headers came, its body still open.
+func (f *fixture) openThroughProxy(user string, r proxyRequest) *http.Response {
+	f.t.Helper()
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(kubeconfigOf(f), &clientcmd.ConfigOverrides{CurrentContext: user}).ClientConfig()
+	require.NoError(f.t, err)
+	client, err := rest.HTTPClientFor(cfg)
+	require.NoError(f.t, err)
+	req, err := http.NewRequestWithContext(f.t.Context(), r.method, cfg.Host+wire.ProxyPath(member)+r.path, nil)
+	require.NoError(f.t, err)
+	for k, v := range r.header {
+		req.Header[k] = v
+	}
+	resp, err := client.Do(req)
+	require.NoError(f.t, err)
+	return resp
 }
 
 // proxiedRequests is what the member logged of the proxy's requests for tenants.
@@ -131,6 +140,34 @@ func proxyRefusals(f *fixture) {
 		assert.Contains(f.t, body, c.wantBody, what)
 	}
 	assert.Equal(f.t, before, f.proxiedRequests(), "no refused request reached the member")
+
+	// A tenant's open requests through the proxy are bounded: watches
+	// held up to the bound, the next refused, one closed lets one more in.
+	watch := proxyRequest{method: http.MethodGet, path: "/api/v1/namespaces/" + tenantNamespace + "/configmaps?watch=true"}
+	var held []*http.Response
+	defer func() {
+		for _, r := range held {
+			r.Body.Close()
+		}
+	}()
+	for range memberproxy.MaxOpenPerCaller {
+		resp := f.openThroughProxy(tenant, watch)
+		require.Equal(f.t, http.StatusOK, resp.StatusCode)
+		held = append(held, resp)
+	}
+	status, body = f.sendThroughProxy(tenant, watch)
+	assert.Equal(f.t, http.StatusTooManyRequests, status, body)
+	assert.Contains(f.t, body, "requests open through the members' proxy")
+	status, body = f.sendThroughProxy(viewer, proxyRequest{method: http.MethodGet, path: probe})
+	assert.Equal(f.t, http.StatusOK, status, "another user has a budget of its own: %s", body)
+	held[0].Body.Close()
+	held = held[1:]
+	require.NoError(f.t, poll.Until(f.t.Context(), converge, "a place back once a watch closed", func(context.Context) error {
+		if status, body := f.sendThroughProxy(tenant, proxyRequest{method: http.MethodGet, path: probe}); status != http.StatusOK {
+			return fmt.Errorf("%d: %s", status, body)
+		}
+		return nil
+	}))
 
 	// Anonymous requests are not let through to the proxy at all.
 	anonymous := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
