@@ -9,11 +9,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/federation-v1/federation/pkg/httpprobe"
+	"github.com/federation-v1/federation/pkg/poll"
 )
 
 // TestComponentMovesOffATakenPort: when another process holds a program's
@@ -90,4 +94,52 @@ func writeScript(t *testing.T, body string) string {
 	path := filepath.Join(t.TempDir(), "kwok")
 	require.NoError(t, os.WriteFile(path, []byte("#!/bin/sh\n"+body+"\n"), 0o755))
 	return path
+}
+
+// TestNodesFollowKwokToANewPort: kube-apiserver reaches kwok's kubelet
+// server (pod logs) at the port in the nodes' status, which follows kwok
+// when it moves off a taken port.
+func TestNodesFollowKwokToANewPort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a member cluster")
+	}
+	ctx := context.Background()
+	env, err := Start(ctx, Options{Dir: filepath.Join(t.TempDir(), "env"), Clusters: DefaultClusters(1, 1)})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, env.Stop()) })
+	m := env.Member("cluster1")
+	client, err := env.Client("cluster1")
+	require.NoError(t, err)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "box"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "box", Image: "busybox"}}},
+	}
+	_, err = client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, poll.Until(ctx, 60*time.Second, "pod box running", func(ctx context.Context) error {
+		p, err := client.CoreV1().Pods("default").Get(ctx, "box", metav1.GetOptions{})
+		if err == nil && p.Status.Phase != corev1.PodRunning {
+			err = fmt.Errorf("phase %q", p.Status.Phase)
+		}
+		return err
+	}))
+
+	require.NoError(t, env.stopProcesses(m, Kwok))
+	taken := m.Ports[Kwok]
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", taken))
+	require.NoError(t, err, "taking kwok's port")
+	defer l.Close()
+	require.NoError(t, env.StartMember(ctx, "cluster1"))
+	require.NotEqual(t, taken, m.Ports[Kwok], "kwok moved to another port")
+
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	for _, n := range nodes.Items {
+		assert.Equal(t, int32(m.Ports[Kwok]), n.Status.DaemonEndpoints.KubeletEndpoint.Port, n.Name)
+	}
+	logCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	log, err := client.CoreV1().Pods("default").GetLogs("box", &corev1.PodLogOptions{}).DoRaw(logCtx)
+	require.NoError(t, err)
+	assert.Equal(t, PodLogLine("cluster1")+"\n", string(log))
 }

@@ -3,7 +3,6 @@ package memberenv
 import (
 	"fmt"
 	"strconv"
-	"strings"
 )
 
 // args returns the command line of one program of m. Every program names a
@@ -31,6 +30,11 @@ func (e *Environment) args(m *Member, component string) []string {
 			"--service-account-signing-key-file="+e.PKI.ServiceAccountKey,
 			"--service-cluster-ip-range=10.96.0.0/16",
 			"--allow-privileged=true",
+			// Logs, exec, attach and port-forward go to kwok's kubelet
+			// server on loopback (nodeStatus), which shows a certificate
+			// of the environment's CA.
+			"--kubelet-preferred-address-types="+string(kubeletAddressType),
+			"--kubelet-certificate-authority="+e.PKI.CACert,
 			// /debug/pprof/ for admins: the propagation benchmark profiles a
 			// member with it (costs nothing until asked).
 			"--profiling=true",
@@ -65,15 +69,21 @@ func (e *Environment) args(m *Member, component string) []string {
 		return []string{
 			"--kubeconfig=" + m.kubeconfig(Kwok),
 			"--config=" + e.Binaries.KwokStages,
+			"--config=" + m.path("kwok.yaml"),
 			"--manage-all-nodes=true",
 			"--cidr=" + m.PodCIDR,
-			"--node-ip=" + strings.TrimSuffix(m.PodCIDR, "/16"),
+			"--node-ip=" + m.nodeIP(),
+			// Plain HTTP (/healthz) and HTTPS on one port.
 			"--server-address=" + fmt.Sprintf("127.0.0.1:%d", m.Ports[Kwok]),
+			"--tls-cert-file=" + m.path("kwok.crt"),
+			"--tls-private-key-file=" + m.path("kwok.key"),
 		}
 	default: // LoadBalancer
 		return []string{"lbsim",
 			"--kubeconfig=" + m.kubeconfig(LoadBalancer),
 			"--pool=" + m.LoadBalancerPool,
+			"--cluster=" + m.Spec.Name,
+			"--pod-ports-address=" + fmt.Sprintf("127.0.0.1:%d", m.Ports[LoadBalancer]),
 		}
 	}
 }

@@ -35,7 +35,8 @@ type Member struct {
 	Dir string `json:"dir"`
 	// Server is the URL of the member's kube-apiserver.
 	Server string `json:"server"`
-	// Ports of the member's programs; kept across restarts.
+	// Ports of the member's programs; kept across restarts. The
+	// LoadBalancer's is where its process answers pods' forwarded ports.
 	Ports map[string]int `json:"ports"`
 	// Tokens of the member's users: admin and one per program.
 	Tokens map[string]string `json:"tokens"`
@@ -76,7 +77,12 @@ func (e *Environment) newMember(index int, spec ClusterSpec) (*Member, error) {
 	if err := os.MkdirAll(m.Dir, 0o700); err != nil {
 		return nil, err
 	}
-	for _, c := range []string{KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok} {
+	programs := []string{KubeAPIServer, KubeControllerManager, KubeScheduler, Kwok}
+	if !spec.APIOnly {
+		// The load-balancer simulator's process also serves pods' forwarded ports.
+		programs = append(programs, LoadBalancer)
+	}
+	for _, c := range programs {
 		port, err := freeport.Pick("127.0.0.1")
 		if err != nil {
 			return nil, err
@@ -103,6 +109,16 @@ func (e *Environment) newMember(index int, spec ClusterSpec) (*Member, error) {
 	}
 	if err := ca.IssueServing(m.path("apiserver.crt"), m.path("apiserver.key"), spec.Name, "kubernetes", "kubernetes.default", "kubernetes.default.svc"); err != nil {
 		return nil, err
+	}
+	if !spec.APIOnly {
+		// kwok serves the kubelet API (logs, exec, attach, port-forward)
+		// to kube-apiserver, which checks this against the CA.
+		if err := ca.IssueServing(m.path("kwok.crt"), m.path("kwok.key"), spec.Name+"-kubelet"); err != nil {
+			return nil, err
+		}
+		if err := m.writePodFiles(); err != nil {
+			return nil, err
+		}
 	}
 	caPEM, err := os.ReadFile(e.PKI.CACert)
 	if err != nil {
@@ -134,7 +150,7 @@ func (e *Environment) startMember(ctx context.Context, m *Member) error {
 	if err != nil {
 		return err
 	}
-	if err := ensureNodes(ctx, client, m.Spec); err != nil {
+	if err := ensureNodes(ctx, client, m); err != nil {
 		return fmt.Errorf("cluster %s: %w", m.Spec.Name, err)
 	}
 	for _, c := range []string{KubeControllerManager, KubeScheduler, LoadBalancer} {
@@ -143,6 +159,9 @@ func (e *Environment) startMember(ctx context.Context, m *Member) error {
 		}
 	}
 	if err := e.startKwok(ctx, m, client); err != nil {
+		return err
+	}
+	if err := ensureKubeletEndpoints(ctx, client, m); err != nil {
 		return err
 	}
 	return e.waitServiceAccount(ctx, m, client)
@@ -218,8 +237,11 @@ func (e *Environment) startComponent(ctx context.Context, m *Member, c string) e
 
 // servingLine is what a member program logs once it listens on its port.
 func (m *Member) servingLine(c string) string {
-	if c == Kwok {
+	switch c {
+	case Kwok:
 		return fmt.Sprintf(`"address":"127.0.0.1:%d"`, m.Ports[c])
+	case LoadBalancer:
+		return podPortsServingLine(fmt.Sprintf("127.0.0.1:%d", m.Ports[c]))
 	}
 	return fmt.Sprintf("Serving securely on 127.0.0.1:%d", m.Ports[c])
 }
@@ -230,7 +252,7 @@ func (m *Member) healthURL(c string) string {
 	switch c {
 	case KubeControllerManager, KubeScheduler:
 		return fmt.Sprintf("https://127.0.0.1:%d/healthz", m.Ports[c])
-	case Kwok:
+	case Kwok, LoadBalancer:
 		return fmt.Sprintf("http://127.0.0.1:%d/healthz", m.Ports[c])
 	default:
 		return ""
@@ -291,8 +313,13 @@ func (e *Environment) startProcess(m *Member, component string) error {
 		return nil
 	}
 	// Written at each start: a run folder of an earlier version has none.
-	if component == KubeAPIServer {
+	switch component {
+	case KubeAPIServer:
 		if err := m.writeAuditPolicy(); err != nil {
+			return err
+		}
+	case Kwok:
+		if err := m.writeKwokConfig(); err != nil {
 			return err
 		}
 	}

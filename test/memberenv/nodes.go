@@ -21,9 +21,11 @@ const (
 	LegacyRegionLabel = "failure-domain.beta.kubernetes.io/region"
 )
 
-// nodeObjects returns the Node objects of a cluster: zones round-robin, and
-// the annotation kwok's stages expect on the nodes it fakes.
-func nodeObjects(spec ClusterSpec) []*corev1.Node {
+// nodeObjects returns the Node objects of a member: zones round-robin, the
+// annotation kwok's stages expect on the nodes it fakes, and addresses that
+// lead kube-apiserver to kwok's kubelet server (nodeStatus).
+func (m *Member) nodeObjects() []*corev1.Node {
+	spec := m.Spec
 	nodes := make([]*corev1.Node, 0, spec.Nodes)
 	for i := 0; i < spec.Nodes; i++ {
 		name := fmt.Sprintf("%s-node-%d", spec.Name, i+1)
@@ -43,14 +45,16 @@ func nodeObjects(spec ClusterSpec) []*corev1.Node {
 				},
 				Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
 			},
+			// Kept on create: a kubelet registers its node with its status.
+			Status: m.nodeStatus(name),
 		})
 	}
 	return nodes
 }
 
-// ensureNodes creates the cluster's nodes that do not exist yet.
-func ensureNodes(ctx context.Context, client kubernetes.Interface, spec ClusterSpec) error {
-	for _, n := range nodeObjects(spec) {
+// ensureNodes creates the member's nodes that do not exist yet.
+func ensureNodes(ctx context.Context, client kubernetes.Interface, m *Member) error {
+	for _, n := range m.nodeObjects() {
 		_, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating node %s: %w", n.Name, err)

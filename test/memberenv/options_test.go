@@ -93,7 +93,8 @@ func TestOptionsValidate(t *testing.T) {
 }
 
 func TestNodeObjectsSpreadZonesAndCarryBothLabelSets(t *testing.T) {
-	nodes := nodeObjects(ClusterSpec{Name: "c1", Region: "r1", Zones: []string{"z1", "z2"}, Nodes: 3})
+	m := &Member{Spec: ClusterSpec{Name: "c1", Region: "r1", Zones: []string{"z1", "z2"}, Nodes: 3}}
+	nodes := m.nodeObjects()
 	require.Len(t, nodes, 3)
 	var zones []string
 	for _, n := range nodes {

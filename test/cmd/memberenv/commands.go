@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -178,15 +181,30 @@ func newBuildCommand() *cobra.Command {
 }
 
 func newLBSimCommand() *cobra.Command {
-	var kubeconfig, pool string
+	var kubeconfig, pool, cluster, podPorts string
 	cmd := &cobra.Command{
 		Use:    "lbsim",
-		Short:  "Run the load-balancer simulator of one member (started by up)",
+		Short:  "Run the load-balancer simulator of one member, and the server behind its pods' forwarded ports (started by up)",
 		Hidden: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			prefix, err := netip.ParsePrefix(pool)
 			if err != nil {
 				return fmt.Errorf("--pool: %w", err)
+			}
+			ctx, cancel := context.WithCancel(cmd.Context())
+			defer cancel()
+			served := make(chan error, 1)
+			if podPorts != "" {
+				// Listen first: a taken port ends the process at once,
+				// and memberenv starts it again on another.
+				l, err := net.Listen("tcp", podPorts)
+				if err != nil {
+					return err
+				}
+				go func() {
+					served <- memberenv.ServePodPorts(ctx, l, cluster, cmd.ErrOrStderr())
+					cancel()
+				}()
 			}
 			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 			if err != nil {
@@ -201,11 +219,18 @@ func newLBSimCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			factory.Start(cmd.Context().Done())
-			return c.Run(cmd.Context())
+			factory.Start(ctx.Done())
+			err = c.Run(ctx)
+			cancel()
+			if podPorts != "" {
+				err = errors.Join(err, <-served)
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the member cluster")
 	cmd.Flags().StringVar(&pool, "pool", "", "address pool, e.g. 127.1.3.0/24")
+	cmd.Flags().StringVar(&cluster, "cluster", "", "name of the member cluster, the answer of its pods' forwarded ports")
+	cmd.Flags().StringVar(&podPorts, "pod-ports-address", "", "HOST:PORT where kubectl port-forward to the member's pods leads (none when empty)")
 	return cmd
 }

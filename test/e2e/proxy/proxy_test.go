@@ -3,6 +3,9 @@ package proxy_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +19,7 @@ import (
 	"github.com/federation-v1/federation/pkg/memberrbac"
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
+	"github.com/federation-v1/federation/test/kubectl"
 	"github.com/federation-v1/federation/test/memberenv"
 )
 
@@ -195,6 +199,50 @@ func TestSeeingIntoMembers(t *testing.T) {
 		assert.Contains(t, out, `may not list pods in namespace team-b`)
 	})
 
+	t.Run("an admin follows logs, runs exec and port-forward in every member through its context", func(t *testing.T) {
+		f := f.in(t)
+		for _, c := range members {
+			ctx := fed + "/" + c
+			assert.Equal(t, memberenv.PodLogLine(c)+"\n", f.must(ctx, "logs", "-n", teamA, pods[c]), c)
+			assert.Equal(t, "hello\n", f.must(ctx, "exec", "-n", teamA, pods[c], "--", "echo", "hello"), c)
+			assert.Equal(t, c, strings.TrimSpace(f.must(ctx, "exec", "-n", teamA, pods[c], "--", "cat", memberenv.ExecClusterFile)), "exec ran in %s", c)
+
+			follow := kubectl.Start(t, u.Kubeconfig, "--context="+ctx, "logs", "-f", "-n", teamA, pods[c])
+			require.NoError(t, follow.WaitFor(t.Context(), "the log so far through the proxy", func(out string) bool {
+				return strings.Contains(out, memberenv.PodLogLine(c))
+			}))
+			line := "followed through the federation in " + c
+			require.NoError(t, env.AppendPodLog(c, line))
+			require.NoError(t, follow.WaitFor(t.Context(), "the appended line through the proxy", func(out string) bool {
+				return strings.Contains(out, line)
+			}))
+
+			assert.Equal(t, memberenv.PortForwardAnswer(c), portForward(t, u, ctx, teamA, pods[c]), c)
+		}
+		for _, c := range members {
+			logged := strings.Join(f.proxied()[c], "\n")
+			assert.Contains(t, logged, fmt.Sprintf("/api/v1/namespaces/%s/pods/%s/exec", teamA, pods[c]))
+			assert.Contains(t, logged, "as "+memberrbac.ProxyUser(fed), "an admin's exec goes as the proxy user in %s", c)
+		}
+	})
+
+	t.Run("kubefed logs shows every member's pods of a Deployment, each line naming its cluster and pod", func(t *testing.T) {
+		out := u.MustKubefed("logs", "deploy/web", "-n", teamA, "--context="+fed)
+		for _, c := range members {
+			assert.Contains(t, out, fmt.Sprintf("[%s/%s] %s", c, pods[c], memberenv.PodLogLine(c)))
+		}
+	})
+
+	t.Run("a tenant reads logs and runs exec in its namespace; a viewer reads logs and may not exec", func(t *testing.T) {
+		f := f.in(t)
+		for _, c := range members {
+			assert.Contains(t, f.must(tenant+"/"+c, "logs", "-n", teamA, "deploy/web"), memberenv.PodLogLine(c), c)
+			assert.Equal(t, c, strings.TrimSpace(f.must(tenant+"/"+c, "exec", "-n", teamA, pods[c], "--", "cat", memberenv.ExecClusterFile)), c)
+			assert.Contains(t, f.must(viewer+"/"+c, "logs", "-n", teamA, pods[c]), memberenv.PodLogLine(c), c)
+			f.refused(viewer+"/"+c, `user "viewer" may not create pods/exec in namespace team-a`, "exec", "-n", teamA, pods[c], "--", "echo", "hello")
+		}
+	})
+
 	t.Run("a tenant reads pods of its namespace in every member, as the proxy user, named in the member's log", func(t *testing.T) {
 		f := f.in(t)
 		for _, c := range members {
@@ -231,4 +279,27 @@ func (f *fixture) in(t *testing.T) *fixture {
 	c := *f
 	c.T = t
 	return &c
+}
+
+// portForward runs kubectl port-forward to pod's port 80 through context,
+// and returns what an HTTP GET through it answers.
+func portForward(t *testing.T, u *fedenv.User, context, ns, pod string) string {
+	t.Helper()
+	pf := kubectl.Start(t, u.Kubeconfig, "--context="+context, "port-forward", "-n", ns, "pod/"+pod, ":80")
+	forwarding := regexp.MustCompile(`Forwarding from 127\.0\.0\.1:(\d+) -> 80`)
+	var port string
+	require.NoError(t, pf.WaitFor(t.Context(), "kubectl port-forward to listen", func(out string) bool {
+		if m := forwarding.FindStringSubmatch(out); m != nil {
+			port = m[1]
+		}
+		return port != ""
+	}))
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get("http://127.0.0.1:" + port + "/")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	return string(body)
 }
