@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/federation-v1/federation/pkg/controllers/deploymenthistory"
 	"github.com/federation-v1/federation/pkg/controllers/dnspublisher"
 	"github.com/federation-v1/federation/pkg/controllers/federationquota"
+	"github.com/federation-v1/federation/pkg/controllers/memberevents"
 	"github.com/federation-v1/federation/pkg/controllers/propagation"
 	"github.com/federation-v1/federation/pkg/controllers/servicedns"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
@@ -150,12 +152,36 @@ func registry() map[string]initFunc {
 		// <plural>.<group>.
 		customresources.CRDsName: propagationInit(customresources.CRDs),
 		customresources.Name:     startCustomResources,
+		// The members' Warning events about copies, on the federated objects.
+		memberevents.Name: startMemberEvents,
 	}
 	// One propagation controller per federated type.
 	for _, a := range federatedtypes.All {
 		out[a.Name] = propagationInit(a)
 	}
 	return out
+}
+
+// startMemberEvents runs the controller that brings the members' events
+// about copies (and what they own) to the federated objects.
+func startMemberEvents(_ context.Context, cc *ControllerContext) (func(context.Context) error, error) {
+	members, err := cc.members()
+	if err != nil {
+		return nil, err
+	}
+	fedMetadata, err := metadata.NewForConfig(cc.FederationConfig)
+	if err != nil {
+		return nil, err
+	}
+	c, err := memberevents.New(members, cc.KubeClient.CoreV1(), fedMetadata, memberevents.Options{
+		Types:                     cc.Options.MemberEvents,
+		Timeout:                   cc.Options.Propagation.MemberTimeout,
+		NeverPropagatedNamespaces: cc.Options.Propagation.NeverPropagatedNamespaces,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c.Run, nil
 }
 
 // propagationInit makes the init function of the propagation controller of one type.

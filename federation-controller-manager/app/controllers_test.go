@@ -50,3 +50,16 @@ func TestLocalSecretTypesFlag(t *testing.T) {
 	require.NoError(t, fs.Parse([]string{"--local-secret-types=helm.sh/release.v1,example.com/mine"}))
 	assert.Equal(t, []string{"helm.sh/release.v1", "example.com/mine"}, o.Propagation.LocalSecretTypes)
 }
+
+func TestMemberEventsFlag(t *testing.T) {
+	o := NewOptions()
+	o.Kubeconfig = "x"
+	assert.Equal(t, "Warning", o.MemberEvents, "the members' warnings only, by default")
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	require.NoError(t, fs.Parse([]string{"--member-events=All"}))
+	assert.NoError(t, o.Validate())
+	require.NoError(t, fs.Parse([]string{"--member-events=Normal"}))
+	assert.ErrorContains(t, o.Validate(), `--member-events "Normal": want Warning or All`)
+	assert.True(t, o.enabled("member-events"), "on with '*'")
+}

@@ -16,6 +16,7 @@ import (
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/clusterhealth"
 	"github.com/federation-v1/federation/pkg/controllers/clusterstatus"
+	"github.com/federation-v1/federation/pkg/controllers/memberevents"
 	"github.com/federation-v1/federation/pkg/controllers/propagation"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
@@ -49,6 +50,9 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// AgentCerts configures the agents' client certificates.
 	AgentCerts AgentCertsOptions
+	// MemberEvents are the member events brought to the federated objects:
+	// memberevents.TypesWarning or TypesAll.
+	MemberEvents string
 }
 
 // DNSOptions say where the service DNS records go.
@@ -81,6 +85,7 @@ func NewOptions() *Options {
 		LeaderElection:  defaultLeaderElection(),
 		ShutdownTimeout: 30 * time.Second,
 		AgentCerts:      AgentCertsOptions{Duration: 24 * time.Hour},
+		MemberEvents:    memberevents.TypesWarning,
 		Propagation: propagation.Options{
 			// Per type: objects reconciled in parallel, and writes in flight
 			// per member (enough to keep its client's QPS busy: make bench).
@@ -124,6 +129,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DNS.ProviderConfig, "dns-provider-config", o.DNS.ProviderConfig, "coredns-provider.conf (v1 format: etcd-endpoints, zones, coredns-endpoints); without it the service-dns controller does not run")
 	fs.StringVar(&o.DNS.ZoneName, "dns-zone-name", o.DNS.ZoneName, "DNS zone of the federation, e.g. example.com. (default: the provider config's first zone)")
 	fs.Int64Var(&o.DNS.TTL, "dns-ttl", o.DNS.TTL, "TTL in seconds of the service DNS records")
+	fs.StringVar(&o.MemberEvents, "member-events", o.MemberEvents, "the member clusters' events about federated objects' copies (and what they own: ReplicaSets, Pods) that the "+memberevents.Name+" controller brings to the federated objects: "+memberevents.TypesWarning+" or "+memberevents.TypesAll+" (Normal ones too)")
 	o.AgentCerts.addFlags(fs)
 	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fs)
 	fs.DurationVar(&o.ShutdownTimeout, "controller-shutdown-timeout", o.ShutdownTimeout, "how long the controllers may take to stop on SIGTERM or SIGINT (or when one fails) before the controller manager exits with an error")
@@ -187,6 +193,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Cluster.Workers < 1 {
 		errs = append(errs, errors.New("--concurrent-cluster-syncs must be at least 1"))
+	}
+	if o.MemberEvents != memberevents.TypesWarning && o.MemberEvents != memberevents.TypesAll {
+		errs = append(errs, fmt.Errorf("--member-events %q: want %s or %s", o.MemberEvents, memberevents.TypesWarning, memberevents.TypesAll))
 	}
 	errs = append(errs, o.AgentCerts.validate()...)
 	errs = append(errs, validateLeaderElection(o.LeaderElection)...)

@@ -31,7 +31,7 @@ func sumStatus(members []Member, fields ...string) map[string]any {
 }
 
 // deploymentStatus sums a Deployment's replica counts and derives its
-// Available and Progressing conditions from the members'.
+// Available, Progressing and ReplicaFailure conditions from the members'.
 func deploymentStatus(members []Member) (map[string]any, map[string]string) {
 	status := sumStatus(members, "replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas")
 	var conditions []any
@@ -39,6 +39,11 @@ func deploymentStatus(members []Member) (map[string]any, map[string]string) {
 		if c := memberCondition(members, t); c != nil {
 			conditions = append(conditions, c)
 		}
+	}
+	// As in a cluster, ReplicaFailure is there only while pods cannot be
+	// made (a quota, an admission webhook): it names the members.
+	if c := failingCondition(members, "ReplicaFailure", "True"); c != nil {
+		conditions = append(conditions, c)
 	}
 	if len(conditions) > 0 {
 		status["conditions"] = conditions
@@ -59,7 +64,8 @@ func daemonSetStatus(members []Member) (map[string]any, map[string]string) {
 
 // jobStatus sums a Job's pods; startTime is the earliest. The Job is
 // complete (SuccessCriteriaMet and Complete, completionTime the latest)
-// only once every member's part completed.
+// only once every member's part completed; a member's failed part makes
+// it FailureTarget, and Failed once every part finished (jobFailure).
 func jobStatus(members []Member) (map[string]any, map[string]string) {
 	status := sumStatus(members, "active", "ready", "succeeded", "failed")
 	start, end, complete := "", "", len(members) > 0
@@ -96,6 +102,8 @@ func jobStatus(members []Member) (map[string]any, map[string]string) {
 				"lastProbeTime": end, "lastTransitionTime": end})
 		}
 		status["conditions"] = conditions
+	} else if failure := jobFailure(members, start != ""); failure != nil {
+		status["conditions"] = failure
 	}
 	return status, nil
 }
@@ -116,6 +124,7 @@ func settleJob(current, status map[string]any) {
 	if v, ok := current["startTime"]; ok {
 		status["startTime"] = v
 	}
+	keepFailureTarget(current, status)
 	// The indexes of a member that is away stay as they were.
 	for _, f := range []string{"completedIndexes", "failedIndexes"} {
 		if _, now := status[f]; !now {
@@ -183,7 +192,7 @@ func memberCondition(members []Member, t string) map[string]any {
 	switch {
 	case notTrue != nil:
 		out["status"], out["reason"] = notTrue["status"], notTrue["reason"]
-		out["message"] = fmt.Sprintf("cluster %s: %v", notFrom, notTrue["message"])
+		out["message"] = fromCluster(notFrom, notTrue["message"])
 	case len(trues) > 0:
 		out["status"], out["reason"] = "True", trues[0]["reason"]
 		if len(reasons) > 1 {

@@ -106,7 +106,8 @@ const (
 
 // claimStatus is Bound when every member's claim is (completeClaim also
 // asks every selected member to hold it), Lost when any member's is lost,
-// else Pending. A Bound claim's capacity is, per resource, the smallest of
+// else Pending; when not Bound, a Bound=False condition names the members
+// whose claim is not (claimNotBound). A Bound claim's capacity is, per resource, the smallest of
 // the members' (what every cluster provides), its access modes the first
 // member's.
 func claimStatus(members []Member) (map[string]any, map[string]string) {
@@ -114,13 +115,17 @@ func claimStatus(members []Member) (map[string]any, map[string]string) {
 	for _, m := range members {
 		switch p, _, _ := unstructured.NestedString(m.Object.Object, "status", "phase"); p {
 		case claimLost:
-			return map[string]any{"phase": claimLost}, nil
+			return map[string]any{"phase": claimLost, "conditions": []any{claimNotBound(members, claimLost)}}, nil
 		case claimBound:
 			bound++
 		}
 	}
 	if bound == 0 || bound < len(members) {
-		return map[string]any{"phase": claimPending}, nil
+		status := map[string]any{"phase": claimPending}
+		if c := claimNotBound(members, claimPending); c != nil {
+			status["conditions"] = []any{c}
+		}
+		return status, nil
 	}
 	status := map[string]any{"phase": claimBound}
 	ordered := byCluster(members)

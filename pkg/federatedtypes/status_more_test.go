@@ -68,7 +68,7 @@ func TestPodDisruptionBudgetStatus(t *testing.T) {
 	c = status["conditions"].([]any)[0].(map[string]any)
 	assert.Equal(t, "False", c["status"])
 	assert.Equal(t, "InsufficientPods", c["reason"])
-	assert.Contains(t, c["message"], "cluster c2")
+	assert.Equal(t, "c2: ", c["message"], "the cluster is named")
 
 	status, _ = podDisruptionBudgetStatus(nil)
 	assert.Equal(t, map[string]any{"currentHealthy": int64(0), "desiredHealthy": int64(0), "expectedPods": int64(0), "disruptionsAllowed": int64(0)},
@@ -95,10 +95,14 @@ func TestClaimIsBoundOnlyWhenBoundInEveryCluster(t *testing.T) {
 	assert.Equal(t, map[string]any{"phase": "Pending"}, status, "a selected cluster does not hold the claim as sent yet")
 
 	status, _ = claimStatus([]Member{claim("c1", "Bound", map[string]any{"storage": "1Gi"}), claim("c2", "Pending", nil)})
-	assert.Equal(t, map[string]any{"phase": "Pending"}, status)
+	assert.Equal(t, map[string]any{"phase": "Pending", "conditions": []any{
+		map[string]any{"type": "Bound", "status": "False", "reason": "Pending", "message": "c2: Pending"}}}, status,
+		"the condition names the cluster whose claim is not bound")
 
-	status, _ = claimStatus([]Member{claim("c1", "Bound", map[string]any{"storage": "1Gi"}), claim("c2", "Lost", nil), claim("c3", "Pending", nil)})
-	assert.Equal(t, map[string]any{"phase": "Lost"}, status, "lost anywhere is lost")
+	status, _ = claimStatus([]Member{claim("c1", "Bound", map[string]any{"storage": "1Gi"}), claim("c3", "Pending", nil), claim("c2", "Lost", nil)})
+	assert.Equal(t, map[string]any{"phase": "Lost", "conditions": []any{
+		map[string]any{"type": "Bound", "status": "False", "reason": "Lost", "message": "c2: Lost; c3: Pending"}}}, status,
+		"lost anywhere is lost; every cluster not bound is named, in order")
 
 	status, _ = claimStatus(nil)
 	assert.Equal(t, map[string]any{"phase": "Pending"}, status)

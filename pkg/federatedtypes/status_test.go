@@ -96,7 +96,7 @@ func TestDeploymentConditionsComeFromTheMembers(t *testing.T) {
 	p := status["conditions"].([]any)[1].(map[string]any)
 	assert.Equal(t, "False", p["status"])
 	assert.Equal(t, "ProgressDeadlineExceeded", p["reason"], "what kubectl rollout status looks for")
-	assert.Equal(t, "cluster c3: ProgressDeadlineExceeded here", p["message"])
+	assert.Equal(t, "c3: ProgressDeadlineExceeded here", p["message"])
 
 	status, _ = deploymentStatus([]Member{member("c1")})
 	assert.NotContains(t, status, "conditions", "no member reports any yet")

@@ -102,6 +102,16 @@ func TestRoleChanges(t *testing.T) {
 		"annotation federation.kubernetes.io/custom-resource-groups removed",
 	}, roleChanges(want, old), "a refresh may narrow too")
 
+	// A member joined before the federation read its events: the refresh
+	// adds the right to watch them.
+	noEvents := want.DeepCopy()
+	for i, r := range noEvents.Rules {
+		if slices.Contains(r.Resources, "events") {
+			noEvents.Rules[i].Verbs = []string{"create", "patch", "update"}
+		}
+	}
+	assert.Equal(t, []string{"+1 rules, -1 rules", "new rights on events"}, roleChanges(noEvents, want))
+
 	reordered := want.DeepCopy()
 	reordered.Rules[0], reordered.Rules[1] = reordered.Rules[1], reordered.Rules[0]
 	assert.Equal(t, []string{"rules reordered"}, roleChanges(reordered, want))

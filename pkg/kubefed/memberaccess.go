@@ -41,7 +41,7 @@ var readWrite = []string{"get", "list", "watch", "create", "update", "patch", "d
 var readOnly = []string{"get", "list", "watch"}
 
 // memberRules: the federated types in full, and read access to what health,
-// capacity and DNS look at. Not `*` on `*/*`, as v1 had; and nothing on RBAC
+// capacity, DNS and the members' events look at. Not `*` on `*/*`, as v1 had; and nothing on RBAC
 // or admissionregistration, so that the federation cannot widen its rights
 // nor lift the policy join installs.
 var memberRules = []rbacv1.PolicyRule{
@@ -54,7 +54,9 @@ var memberRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: readWrite},
 	{APIGroups: []string{""}, Resources: []string{"nodes", "pods", "endpoints"}, Verbs: readOnly},
 	{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: readOnly},
-	{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
+	// Events are read (get, list, watch) to bring the members' warnings
+	// about copies to the federated objects (package memberevents).
+	{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get", "list", "watch", "create", "patch", "update"}},
 	// Listed only, so that deleting a namespace the federation created can
 	// tell whether a team put objects of its own in it (the namespace is
 	// then left, not deleted with them).

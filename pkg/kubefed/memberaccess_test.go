@@ -38,3 +38,21 @@ func TestTheMemberRoleCoversEveryFederatedType(t *testing.T) {
 		assert.False(t, rbac.RulesAllow(create, rules...), "create %s", r)
 	}
 }
+
+// TestTheMemberRoleReadsEventsAndOwners: the federation watches the
+// members' events in every namespace (package memberevents), and reads the
+// objects copies make to find whose an event is: without these rights
+// warnings would stay in the members, silently.
+func TestTheMemberRoleReadsEventsAndOwners(t *testing.T) {
+	rules := newMemberAccess("fed").Role.Rules
+	for _, verb := range []string{"get", "list", "watch"} {
+		attrs := authorizer.AttributesRecord{Verb: verb, APIVersion: "v1", Resource: "events", ResourceRequest: true}
+		assert.True(t, rbac.RulesAllow(attrs, rules...), "%s events in every namespace", verb)
+	}
+	for _, r := range []struct{ group, resource string }{
+		{"", "pods"}, {"", "persistentvolumeclaims"}, {"apps", "replicasets"}, {"batch", "jobs"}, {"discovery.k8s.io", "endpointslices"},
+	} {
+		attrs := authorizer.AttributesRecord{Verb: "get", Namespace: "team", APIGroup: r.group, APIVersion: "v1", Resource: r.resource, ResourceRequest: true}
+		assert.True(t, rbac.RulesAllow(attrs, rules...), "get %s.%s", r.resource, r.group)
+	}
+}

@@ -79,7 +79,9 @@ type Manager struct {
 	// WatchMetadata).
 	metadataOnly map[schema.GroupVersionResource]bool
 	handlers     []Handler
-	members      map[string]*member
+	// streams are the resources streamed from every member (Stream).
+	streams []*stream
+	members map[string]*member
 	// labels remembers each cluster's labels, to notice changes.
 	labels map[string]string
 	// started is when the manager was made: Settled gives Ready clusters
@@ -345,6 +347,9 @@ func (m *Manager) sync(ctx context.Context, name string) error {
 	m.mu.Lock()
 	mem := newMember(ctx, name, identity, client, m.federation, m.resources, m.metadataOnly, m.memberChanged)
 	m.members[name] = mem
+	for _, s := range m.streams {
+		mem.startStream(s)
+	}
 	m.mu.Unlock()
 	klog.FromContext(ctx).Info("Starting a member's caches", "cluster", name)
 	go func() {

@@ -36,9 +36,11 @@ type member struct {
 	// started is when its caches started (Manager.Settled).
 	started time.Time
 
-	// mu guards informer; it is never held while an informer stops.
+	// mu guards informer and streams; it is never held while an
+	// informer or a stream stops.
 	mu       sync.RWMutex
 	informer map[schema.GroupVersionResource]*resourceInformer
+	streams  []*runningStream
 }
 
 // resourceInformer is one resource's informer in a member and what stops
@@ -77,7 +79,7 @@ func newMember(ctx context.Context, name, identity string, clients *Clients, fed
 // stopped. Called with m.mu held.
 func (m *member) start(gvr schema.GroupVersionResource, metadataOnly bool) *resourceInformer {
 	ctx, cancel := context.WithCancel(m.ctx)
-	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
+	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, uidIndex: uidIndexFunc}
 	var inf informers.GenericInformer
 	if fields, ok := fieldSelectors[gvr]; ok {
 		metadataOnly = false
@@ -276,9 +278,14 @@ func (m *member) stop() {
 	for _, inf := range m.informer {
 		all = append(all, inf)
 	}
+	streams := m.streams
+	m.streams = nil
 	m.mu.Unlock()
 	for _, inf := range all {
 		inf.stop()
+	}
+	for _, s := range streams {
+		s.stop()
 	}
 }
 

@@ -79,8 +79,8 @@ func (a *Access) Authorize(ctx context.Context, caller user.Info, cluster *feder
 			fmt.Errorf("%s %s: %s", method, path, why))
 	}
 	if !info.IsResourceRequest {
-		if method != http.MethodGet && method != http.MethodHead {
-			return refuse("only reads of the member's discovery and version go through the proxy without the clusters/proxy permission")
+		if (method != http.MethodGet && method != http.MethodHead) || !discoveryPath(info.Path) {
+			return refuse("of a member's paths outside its API, only reads of the member's discovery (/api, /apis) and /version go through the proxy without the clusters/proxy permission")
 		}
 		return a.decide(ctx, refuse, authorizer.AttributesRecord{User: caller, Verb: "get", Path: info.Path})
 	}
@@ -94,6 +94,10 @@ func (a *Access) Authorize(ctx context.Context, caller user.Info, cluster *feder
 		verb = "create"
 	}
 	switch {
+	case stream && method != http.MethodGet && method != http.MethodPost:
+		return refuse("a pod's streams are opened with GET (websockets) or POST (SPDY)")
+	case info.Subresource == "proxy":
+		return refuse("the members' own proxies (pods/NAME/proxy, services/NAME/proxy) are not reached through the federation's without the clusters/proxy permission")
 	case info.Namespace == "" || info.Resource == "namespaces":
 		return refuse("only namespaced objects, in one namespace, go through the proxy without the clusters/proxy permission (name a namespace: -n NAMESPACE)")
 	case info.APIGroup == "" && info.Resource == "secrets":
@@ -143,4 +147,13 @@ func (a *Access) PodStream(method, path string) bool {
 		return false
 	}
 	return info.Subresource == "log" || slices.Contains(memberrbac.ProxyStreams, "pods/"+info.Subresource)
+}
+
+// discoveryPath reports whether path is the member's API discovery or its
+// version: what kubectl reads before anything else. Not /openapi (large,
+// and only kubectl explain needs it), nor the health or debug paths.
+func discoveryPath(path string) bool {
+	path = strings.TrimSuffix(path, "/")
+	return path == "/api" || path == "/apis" || path == "/version" ||
+		strings.HasPrefix(path, "/api/") || strings.HasPrefix(path, "/apis/")
 }

@@ -59,7 +59,8 @@ func TestAccess(t *testing.T) {
 		"create pods/exec team-a": true, "get deployments team-a": true, "delete pods team-a": true,
 		"get secrets team-a": true, "list secrets team-a": true, "list pods adopted": true, "list pods squatted": true,
 		"list pods gone": true, "list pods": true, "list nodes": true,
-		"nonresource:/api": true, "nonresource:/apis/apps/v1": true,
+		"nonresource:/api": true, "nonresource:/apis/apps/v1": true, "nonresource:/metrics": true,
+		"nonresource:/openapi/v2": true, "nonresource:/readyz": true, "get pods/proxy team-a": true, "get services/proxy team-a": true,
 	}
 	m := &members{namespaces: map[string]map[string]string{
 		"team-a":   {memberrbac.CreatedByLabel: "fed"},
@@ -96,7 +97,12 @@ func TestAccess(t *testing.T) {
 		{"a write", http.MethodPost, "/api/v1/namespaces/team-a/configmaps", "", `"create": only get`, true},
 		{"a namespace of another federation", http.MethodGet, "/api/v1/namespaces/squatted/pods", "", `not one federation "fed" created`, true},
 		{"a write to a non-resource path", http.MethodPost, "/api", "", "only reads of the member's discovery", true},
-		{"a non-resource path it may not read", http.MethodGet, "/metrics", "", `may not /metrics`, true},
+		{"a non-resource path it may not read", http.MethodGet, "/metrics", "", "only reads of the member's discovery", true},
+		{"the member's OpenAPI", http.MethodGet, "/openapi/v2", "", "only reads of the member's discovery", true},
+		{"the member's health, verbosely", http.MethodGet, "/readyz", "verbose=true", "only reads of the member's discovery", true},
+		{"a pod's own proxy", http.MethodGet, "/api/v1/namespaces/team-a/pods/web-1/proxy", "", "the members' own proxies", true},
+		{"a service's proxy", http.MethodGet, "/api/v1/namespaces/team-a/services/web:80/proxy/", "", "the members' own proxies", true},
+		{"a stream with PUT", http.MethodPut, "/api/v1/namespaces/team-a/pods/web-1/exec", "", "opened with GET", true},
 		{"a path that climbs out", http.MethodGet, "/api/v1/namespaces/team-a/pods/web-1/log/../../../../../nodes", "", "is not clean", true},
 		{"a path with an empty segment", http.MethodGet, "/api/v1/namespaces/team-a/pods//x", "", "is not clean", true},
 	} {
@@ -147,18 +153,35 @@ func TestPodStream(t *testing.T) {
 	}
 }
 
-func TestOpenRequests(t *testing.T) {
-	open := newOpenRequests(2)
-	first, err := open.take("alice")
+func TestBudgets(t *testing.T) {
+	b := budgets{perCaller: newOpenRequests(2), perCluster: newOpenRequests(3)}
+	first, err := b.take("alice", "c1")
 	require.NoError(t, err)
-	_, err = open.take("alice")
+	_, err = b.take("alice", "c2")
 	require.NoError(t, err)
-	_, err = open.take("alice")
+	_, err = b.take("alice", "c1")
 	require.Error(t, err)
 	assert.True(t, apierrors.IsTooManyRequests(err), "%v", err)
-	_, err = open.take("bob")
+	assert.Contains(t, err.Error(), `user "alice" already has 2 requests open`)
+	_, err = b.take("bob", "c1")
 	assert.NoError(t, err, "each caller has a budget of its own")
+	_, err = b.take("carol", "c1")
+	require.NoError(t, err)
+	_, err = b.take("dave", "c1")
+	require.Error(t, err, "but a cluster's is shared")
+	assert.Contains(t, err.Error(), "3 requests are open through the members' proxy of this apiserver to cluster c1")
 	first()
-	_, err = open.take("alice")
+	_, err = b.take("dave", "c1")
 	assert.NoError(t, err, "a request that ended gives its place back")
+	_, err = b.take("alice", "c2")
+	assert.NoError(t, err, "to its caller too")
+}
+
+func TestDropConnectionTokens(t *testing.T) {
+	h := http.Header{"Connection": {"Impersonate-User, Upgrade", "X-Federation-Proxy-As,keep-alive"}}
+	dropConnectionTokens(h)
+	assert.Equal(t, []string{"upgrade, keep-alive"}, h.Values("Connection"))
+	h = http.Header{"Connection": {"Impersonate-User"}}
+	dropConnectionTokens(h)
+	assert.Empty(t, h.Values("Connection"))
 }

@@ -58,12 +58,12 @@ type Proxy struct {
 
 	access      *Access
 	memberCache *clientCache
-	open        *openRequests
+	open        budgets
 }
 
 // New returns a Proxy.
 func New(federation string, authz authorizer.Authorizer, secrets SecretGetter, tunnels Tunnels) *Proxy {
-	p := &Proxy{Federation: federation, Authorizer: authz, Secrets: secrets, Tunnels: tunnels, memberCache: newClientCache(), open: newOpenRequests(MaxOpenPerCaller)}
+	p := &Proxy{Federation: federation, Authorizer: authz, Secrets: secrets, Tunnels: tunnels, memberCache: newClientCache(), open: newBudgets()}
 	p.access = newAccess(federation, authz, p.memberNamespace)
 	return p
 }
@@ -88,6 +88,7 @@ func (p *Proxy) Handler(ctx context.Context, cluster *federationv1beta1.Cluster,
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		wire.DropProxyIdentity(req.Header)
+		dropConnectionTokens(req.Header)
 		var as *identity
 		switch {
 		case !full:
@@ -105,7 +106,7 @@ func (p *Proxy) Handler(ctx context.Context, cluster *federationv1beta1.Cluster,
 		if !full {
 			// The controller manager holds the proxy subresource, and all
 			// of its watches of an agent member go through here.
-			done, err := p.open.take(caller.GetName())
+			done, err := p.open.take(caller.GetName(), cluster.Name)
 			if err != nil {
 				writeStatus(w, err)
 				return
@@ -176,4 +177,25 @@ func location(server, path, rawQuery string) (*url.URL, error) {
 	u.Path = strings.TrimSuffix(u.Path, "/") + path
 	u.RawQuery = rawQuery
 	return u, nil
+}
+
+// dropConnectionTokens keeps, of the Connection header, only what HTTP/1.1
+// itself uses (upgrade, keep-alive, close). A proxy removes every header
+// named there, after this one set the member identity: a caller naming
+// Impersonate-User or wire.ProxyAsHeader in it would have the request act
+// in the member as the federation's account.
+func dropConnectionTokens(h http.Header) {
+	var keep []string
+	for _, v := range h.Values("Connection") {
+		for _, token := range strings.Split(v, ",") {
+			switch t := strings.ToLower(strings.TrimSpace(token)); t {
+			case "upgrade", "keep-alive", "close":
+				keep = append(keep, t)
+			}
+		}
+	}
+	h.Del("Connection")
+	if len(keep) > 0 {
+		h.Set("Connection", strings.Join(keep, ", "))
+	}
 }

@@ -17,6 +17,7 @@ import (
 	deploymenthistory "github.com/federation-v1/federation/pkg/controllers/deploymenthistory/rbac"
 	dnspublisher "github.com/federation-v1/federation/pkg/controllers/dnspublisher/rbac"
 	federationquota "github.com/federation-v1/federation/pkg/controllers/federationquota/rbac"
+	memberevents "github.com/federation-v1/federation/pkg/controllers/memberevents/rbac"
 	propagation "github.com/federation-v1/federation/pkg/controllers/propagation/rbac"
 	servicedns "github.com/federation-v1/federation/pkg/controllers/servicedns/rbac"
 )
@@ -32,6 +33,7 @@ func ClusterRules() []rbacv1.PolicyRule {
 		servicedns.ClusterRules(),
 		clusterstatus.ClusterRules(),
 		agentcerts.ClusterRules(),
+		memberevents.ClusterRules(),
 	} {
 		rules = append(rules, of...)
 	}

@@ -139,7 +139,7 @@ func (o *getOptions) run(ctx context.Context, out, errOut io.Writer) error {
 	namespaced := false
 	for _, a := range answers {
 		if a.err != nil {
-			fmt.Fprintf(errOut, "cluster %s: %v\n", a.cluster, a.err)
+			fmt.Fprintf(errOut, "cluster %s: %s\n", a.cluster, escapeControl(a.err.Error()))
 			continue
 		}
 		tables = append(tables, a.value)

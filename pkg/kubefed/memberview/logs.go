@@ -141,11 +141,11 @@ func (o *logsOptions) run(ctx context.Context, out, errOut io.Writer) error {
 	for _, a := range answers {
 		if a.err != nil {
 			failedMembers++
-			fmt.Fprintf(errOut, "cluster %s: %v\n", a.cluster, a.err)
+			fmt.Fprintf(errOut, "cluster %s: %s\n", a.cluster, escapeControl(a.err.Error()))
 			continue
 		}
 		for _, s := range a.value.skipped {
-			fmt.Fprintf(errOut, "skipped %s\n", s)
+			fmt.Fprintf(errOut, "skipped %s\n", escapeControl(s))
 		}
 		streams = append(streams, a.value.streams...)
 	}

@@ -44,9 +44,9 @@ func planStreams(cluster string, pods []corev1.Pod, container string) (streams [
 			}
 		}
 		for _, name := range names {
-			prefix := "[" + cluster + "/" + pod.Name + "]"
+			prefix := "[" + cluster + "/" + escapeControl(pod.Name) + "]"
 			if len(names) > 1 {
-				prefix = "[" + cluster + "/" + pod.Name + "/" + name + "]"
+				prefix = "[" + cluster + "/" + escapeControl(pod.Name) + "/" + escapeControl(name) + "]"
 			}
 			streams = append(streams, logStream{cluster: cluster, namespace: pod.Namespace, pod: pod.Name, container: name, prefix: prefix})
 		}
@@ -103,7 +103,7 @@ func streamLogs(ctx context.Context, streams []logStream, opts logOptions, limit
 			defer func() { <-slots }()
 			if err := s.read(ctx, opts, w); err != nil && ctx.Err() == nil {
 				failed.Add(1)
-				w.writeLine(errOut, s.prefix, []byte(fmt.Sprintf("error: %v\n", err)))
+				w.writeLine(errOut, s.prefix, []byte("error: "+escapeControl(err.Error())+"\n"))
 			}
 		})
 	}

@@ -55,7 +55,7 @@ func printTables(out io.Writer, tables []memberTable, opts printOptions) int {
 		for _, row := range mt.table.Rows {
 			line := []string{mt.cluster}
 			if opts.namespace {
-				line = append(line, rowNamespace(row))
+				line = append(line, formatCell(rowNamespace(row)))
 			}
 			for _, i := range shown {
 				var cell any
@@ -132,6 +132,12 @@ func formatCell(cell any) string {
 	default:
 		s = fmt.Sprint(v)
 	}
+	return escapeControl(s)
+}
+
+// escapeControl escapes the control characters of s, which a member
+// chose: sent raw, they would drive the user's terminal.
+func escapeControl(s string) string {
 	if strings.IndexFunc(s, unicode.IsControl) < 0 {
 		return s
 	}

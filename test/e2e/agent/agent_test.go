@@ -159,6 +159,23 @@ spec:
 		}))
 	})
 
+	t.Run("a warning about the agent member's copy shows on the federated Deployment, through the tunnel", func(t *testing.T) {
+		copyOf, err := f.MemberObject(context.Background(), "cluster2", deployments, "default", "web")
+		require.NoError(t, err)
+		require.NotNil(t, copyOf)
+		warning := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Event",
+			"metadata": map[string]any{"name": "web.agent-warning", "namespace": "default"},
+			"involvedObject": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "namespace": "default",
+				"uid": string(copyOf.GetUID())},
+			"type": "Warning", "reason": "E2EAgentWarning", "message": "seen in the agent member", "count": int64(1),
+		}}
+		_, err = f.Member("cluster2").Resource(schema.GroupVersionResource{Version: "v1", Resource: "events"}).Namespace("default").
+			Create(context.Background(), warning, metav1.CreateOptions{})
+		require.NoError(t, err)
+		f.WaitEvents("web", "E2EAgentWarning", "cluster2: seen in the agent member")
+	})
+
 	t.Run("a LoadBalancer Service of agent members answers in DNS", func(t *testing.T) {
 		f.Apply(nginx)
 		// The load-balancer simulator gives cluster N's first Service 127.1.N.1.

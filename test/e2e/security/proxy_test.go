@@ -30,6 +30,9 @@ func init() {
 type proxyRequest struct {
 	method, path string
 	header       http.Header
+	// http1 sends it over HTTP/1.1, where a Connection header may name
+	// other headers (HTTP/2 has none).
+	http1 bool
 }
 
 // sendThroughProxy sends r as user through the federation's proxy to the
@@ -56,6 +59,9 @@ func (f *fixture) openThroughProxy(user string, r proxyRequest) *http.Response {
 	f.t.Helper()
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(kubeconfigOf(f), &clientcmd.ConfigOverrides{CurrentContext: user}).ClientConfig()
 	require.NoError(f.t, err)
+	if r.http1 {
+		cfg.NextProtos = []string{"http/1.1"}
+	}
 	client, err := rest.HTTPClientFor(cfg)
 	require.NoError(f.t, err)
 	req, err := http.NewRequestWithContext(f.t.Context(), r.method, cfg.Host+wire.ProxyPath(member)+r.path, nil)
@@ -104,6 +110,19 @@ func proxyRefusals(f *fixture) {
 	assert.Equal(f.t, fmt.Sprintf("get %s as %s for [%s]", probe, memberrbac.ProxyUser("fed"), tenant), logged[len(logged)-1],
 		"the member saw the proxy user, named as the tenant, whatever headers the tenant sent")
 
+	// A Connection header naming the identity headers would have a proxy
+	// drop them after the federation set them: the request must still act
+	// as the proxy user, named as the tenant, and another team's admin
+	// must still be refused by the member what the proxy user may not read.
+	hopByHop := http.Header{"Connection": {"Impersonate-User, Impersonate-Extra-federation.kubernetes.io%2fcaller, " + wire.ProxyAsHeader}}
+	status, body = f.sendThroughProxy(tenant, proxyRequest{method: http.MethodGet, path: probe, header: hopByHop, http1: true})
+	require.Equal(f.t, http.StatusOK, status, body)
+	logged = f.proxiedRequests()
+	assert.Equal(f.t, fmt.Sprintf("get %s as %s for [%s]", probe, memberrbac.ProxyUser("fed"), tenant), logged[len(logged)-1])
+	status, body = f.sendThroughProxy(teamAdmin, proxyRequest{method: http.MethodGet, path: "/apis/rbac.authorization.k8s.io/v1/namespaces/" + teamAdminNamespace + "/rolebindings", header: hopByHop, http1: true})
+	assert.Equal(f.t, http.StatusForbidden, status, body)
+	assert.Contains(f.t, body, `User "`+memberrbac.ProxyUser("fed")+`" cannot list resource "rolebindings"`, "the member bounded the request")
+
 	before := f.proxiedRequests()
 	for _, c := range []struct {
 		user string
@@ -123,9 +142,11 @@ func proxyRefusals(f *fixture) {
 		{tenant, proxyRequest{method: http.MethodPatch, path: probe}, http.StatusForbidden, "change objects through the federation"},
 		{tenant, proxyRequest{method: http.MethodPost, path: "/api/v1/namespaces/" + tenantNamespace + "/configmaps"}, http.StatusForbidden, "change objects through the federation"},
 		{tenant, proxyRequest{method: http.MethodPost, path: "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"}, http.StatusForbidden, "only namespaced objects"},
-		{tenant, proxyRequest{method: http.MethodGet, path: "/metrics"}, http.StatusForbidden, "may not /metrics"},
-		{tenant, proxyRequest{method: http.MethodGet, path: "/debug/pprof/"}, http.StatusForbidden, "may not /debug/pprof/"},
-		{tenant, proxyRequest{method: http.MethodGet, path: "/logs/"}, http.StatusForbidden, "may not /logs/"},
+		{tenant, proxyRequest{method: http.MethodGet, path: "/metrics"}, http.StatusForbidden, "only reads of the member's discovery"},
+		{tenant, proxyRequest{method: http.MethodGet, path: "/debug/pprof/"}, http.StatusForbidden, "only reads of the member's discovery"},
+		{tenant, proxyRequest{method: http.MethodGet, path: "/logs/"}, http.StatusForbidden, "only reads of the member's discovery"},
+		{nobody, proxyRequest{method: http.MethodGet, path: "/openapi/v2"}, http.StatusForbidden, "only reads of the member's discovery"},
+		{tenant, proxyRequest{method: http.MethodGet, path: "/api/v1/namespaces/" + tenantNamespace + "/services/web:80/proxy/"}, http.StatusForbidden, "the members' own proxies"},
 		{tenant, proxyRequest{method: http.MethodGet, path: "/api/v1/namespaces/" + tenantNamespace + "/configmaps/x/../../../../../api/v1/nodes"}, http.StatusBadRequest, "is not clean"},
 		{tenant, proxyRequest{method: http.MethodGet, path: "/api/v1/namespaces/" + tenantNamespace + "/configmaps/%2e%2e/%2e%2e/secrets"}, http.StatusBadRequest, "is not clean"},
 		{tenant, proxyRequest{method: http.MethodGet, path: probe, header: http.Header{"Impersonate-User": {"admin"}}}, http.StatusForbidden, "cannot impersonate"},
