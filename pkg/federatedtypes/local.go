@@ -27,13 +27,23 @@ func Local(obj metav1.Object) bool {
 	return LocalWith(obj, DefaultLocalSecretTypes)
 }
 
+// ApplySetParentLabel marks the parent object of a kubectl ApplySet (a
+// Secret or ConfigMap that records the set's members for pruning). It
+// describes what was applied at the federation: copied to a member, a
+// member-level apply --prune --applyset would prune the federation's copies
+// there, and the federation restore them, without end.
+const ApplySetParentLabel = "applyset.kubernetes.io/id"
+
 // LocalWith reports whether a federated object stays at the federation and
-// is never propagated: it carries the local label, or it is a Secret whose
-// type is one of secretTypes. obj is an unstructured object (as the
+// is never propagated: it carries the local label, or it is an ApplySet's
+// parent, or it is a Secret whose type is one of secretTypes. obj is an unstructured object (as the
 // controllers read them) or a typed Secret; other typed objects are local by
 // their label only.
 func LocalWith(obj metav1.Object, secretTypes []string) bool {
 	if obj.GetLabels()[federationv1beta1.LocalLabel] == "true" {
+		return true
+	}
+	if _, ok := obj.GetLabels()[ApplySetParentLabel]; ok {
 		return true
 	}
 	if len(secretTypes) == 0 {

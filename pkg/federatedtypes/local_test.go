@@ -50,6 +50,9 @@ func TestLocal(t *testing.T) {
 		{"typed helm release", &corev1.Secret{Type: HelmReleaseSecretType}, DefaultLocalSecretTypes, true},
 		{"typed opaque secret", &corev1.Secret{Type: corev1.SecretTypeOpaque}, DefaultLocalSecretTypes, false},
 		{"typed configmap", &corev1.ConfigMap{}, DefaultLocalSecretTypes, false},
+		{"an ApplySet's parent Secret", secret("Opaque", map[string]any{ApplySetParentLabel: "applyset-abc-v1"}), nil, true},
+		{"an ApplySet's parent ConfigMap", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{ApplySetParentLabel: "applyset-abc-v1"}}}, nil, true},
+		{"a member of an ApplySet", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"applyset.kubernetes.io/part-of": "applyset-abc-v1"}}}, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := LocalWith(tc.obj, tc.types); got != tc.want {

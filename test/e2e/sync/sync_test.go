@@ -111,6 +111,10 @@ func TestPropagation(t *testing.T) {
 		f.WaitIn(three, namespaces, "", "kept", notLabelled)
 	})
 
+	t.Run("an ApplySet's parent stays at the federation; the set travels and is pruned everywhere", func(t *testing.T) {
+		applySetParentStaysLocal(f.in(t))
+	})
+
 	t.Run("cluster selector and relabelled clusters", func(t *testing.T) {
 		f := f.in(t)
 		f.Apply(configMap("e2e", "placed", `federation.alpha.kubernetes.io/cluster-selector: '[{"key":"cluster","operator":"==","values":["1"]}]'`, "k: v"))
