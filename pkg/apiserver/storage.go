@@ -16,6 +16,7 @@ import (
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/memberproxy"
+	"github.com/federation-v1/federation/pkg/registry/core/membersonly"
 	"github.com/federation-v1/federation/pkg/tunnel"
 )
 
@@ -60,6 +61,8 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, service
 		return nil, nil, fmt.Errorf("creating events storage: %w", err)
 	}
 	served.add(coreV1, events)
+	// Read-only and empty: kubectl's default prune list names them.
+	served.add(coreV1, membersonly.Stores())
 	clusters, err := clusterStores(getter, hub, proxy)
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating clusters storage: %w", err)

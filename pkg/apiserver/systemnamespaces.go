@@ -15,11 +15,14 @@ import (
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
 
-// systemNamespaces exist in every federation, as kube-apiserver keeps
-// "default": kubectl's default namespace and the home of events about
-// cluster-scoped objects (Clusters), and the federation's own namespace for
-// member credentials.
-var systemNamespaces = []string{metav1.NamespaceDefault, federationv1beta1.SystemNamespace}
+// systemNamespaces exist in every federation, as kube-apiserver keeps them:
+// "default", kubectl's default namespace and the home of events about
+// cluster-scoped objects (Clusters); kube-system, kube-public and
+// kube-node-lease, where charts and tools (argocd cluster add) put their
+// objects, local to the federation and never propagated
+// (federatedtypes.DefaultNeverPropagatedNamespaces); and the federation's
+// own namespace for member credentials.
+var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease, federationv1beta1.SystemNamespace}
 
 // systemNamespacesHook creates the system namespaces, and keeps re-creating
 // them every minute should one be deleted, like kube-apiserver's system

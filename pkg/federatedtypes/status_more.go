@@ -1,12 +1,15 @@
 package federatedtypes
 
 import (
+	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
 
 // sumAll adds up integer status fields over the members, zeros included:
@@ -165,13 +168,17 @@ func completeClaim(_ *unstructured.Unstructured, status map[string]any, all bool
 	}
 }
 
-// resourceQuotaStatus sums what the members' quotas count as used. Each
-// member enforces the whole quota on its own: used can reach hard in
-// every cluster. The object counts of the federated types (QuotaCounted)
-// are left out: the federation counts its own objects for them
-// (completeQuota).
+// resourceQuotaStatus reports what the members' quotas count as used. Each
+// member enforces the whole quota on its own, so used can reach hard in
+// every cluster: status.used of a resource the members count is the
+// largest use in any member (used below hard says there is room in every
+// one; a sum would read as over the limit while no member is), and each
+// member's own use is in the MemberQuotaUsageAnnotation. The object
+// counts of the federated types (QuotaCounted) are left out: the
+// federation counts its own objects for them (completeQuota).
 func resourceQuotaStatus(members []Member) (map[string]any, map[string]string) {
 	used := map[string]resource.Quantity{}
+	byMember := map[string]map[string]string{}
 	for _, m := range members {
 		have, _, _ := unstructured.NestedStringMap(m.Object.Object, "status", "used")
 		for name, v := range have {
@@ -182,16 +189,25 @@ func resourceQuotaStatus(members []Member) (map[string]any, map[string]string) {
 			if err != nil {
 				continue
 			}
-			sum := used[name]
-			sum.Add(q)
-			used[name] = sum
+			if byMember[m.Cluster] == nil {
+				byMember[m.Cluster] = map[string]string{}
+			}
+			byMember[m.Cluster][name] = q.String()
+			if most, ok := used[name]; !ok || q.Cmp(most) > 0 {
+				used[name] = q
+			}
 		}
 	}
 	status := map[string]any{}
 	if len(used) > 0 {
 		status["used"] = quantities(used)
 	}
-	return status, nil
+	annotation := ""
+	if len(byMember) > 0 {
+		raw, _ := json.Marshal(byMember) // map keys sorted: stable
+		annotation = string(raw)
+	}
+	return status, map[string]string{federationv1beta1.MemberQuotaUsageAnnotation: annotation}
 }
 
 // completeQuota reports the federated quota's own hard limits, and the

@@ -6,6 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
 
 func TestStatefulSetStatusSumsAndWaitsForEveryMembersRollout(t *testing.T) {
@@ -108,7 +110,7 @@ func TestClaimIsBoundOnlyWhenBoundInEveryCluster(t *testing.T) {
 	assert.Equal(t, map[string]any{"phase": "Pending"}, status)
 }
 
-func TestResourceQuotaStatusSumsUsedAndReportsTheFederatedHardLimits(t *testing.T) {
+func TestResourceQuotaStatusReportsTheFullestMemberAndEachMembersUse(t *testing.T) {
 	members := []Member{
 		withStatus("c1", 0, nil, map[string]any{"hard": map[string]any{"pods": "5"}, "used": map[string]any{"pods": "2", "requests.cpu": "500m",
 			"configmaps": "3", "count/configmaps": "3"}}),
@@ -116,16 +118,19 @@ func TestResourceQuotaStatusSumsUsedAndReportsTheFederatedHardLimits(t *testing.
 			"count/deployments.apps": "1"}}),
 		withStatus("c3", 0, nil, map[string]any{}),
 	}
-	status, _ := resourceQuotaStatus(members)
-	assert.Equal(t, map[string]any{"used": map[string]any{"pods": "3", "requests.cpu": "1500m"}}, status,
-		"the members' sum, without the object counts the federation keeps itself")
+	status, annotations := resourceQuotaStatus(members)
+	assert.Equal(t, map[string]any{"used": map[string]any{"pods": "2", "requests.cpu": "1"}}, status,
+		"each member enforces the whole quota: the largest use, without the object counts the federation keeps itself")
+	assert.JSONEq(t, `{"c1":{"pods":"2","requests.cpu":"500m"},"c2":{"pods":"1","requests.cpu":"1"}}`,
+		annotations[federationv1beta1.MemberQuotaUsageAnnotation], "each member's own use")
 
 	fed := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"hard": map[string]any{"pods": "5", "requests.cpu": "2"}}}}
 	completeQuota(fed, status, false)
 	assert.Equal(t, map[string]any{"pods": "5", "requests.cpu": "2"}, status["hard"], "the federated object's own limits")
 
-	status, _ = resourceQuotaStatus(nil)
+	status, annotations = resourceQuotaStatus(nil)
 	assert.Empty(t, status)
+	assert.Equal(t, map[string]string{federationv1beta1.MemberQuotaUsageAnnotation: ""}, annotations, "removed when no member reports")
 }
 
 func TestQuotaCountedAreTheObjectCountsOfTheNamespacedFederatedTypes(t *testing.T) {

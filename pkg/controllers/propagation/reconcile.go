@@ -18,6 +18,7 @@ import (
 	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
+	"github.com/federation-v1/federation/pkg/ownership"
 )
 
 // Sync reconciles the federated object with key in every member cluster:
@@ -101,7 +102,7 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	// From the member caches: copies being written come back with their
 	// members' watch events.
 	rolled := !inFlight && len(failures) == 0 && plan.Rolled(placed, copies.inSync, copies.hashes)
-	return c.writeStatus(ctx, fed, copies.inSync, rolled, inFlight, failures, planned)
+	return c.writeStatus(ctx, fed, append(copies.inSync, copies.changing...), rolled, inFlight, failures, planned)
 }
 
 // after does, when a release step returns, what it asks of the engine
@@ -189,6 +190,11 @@ func (c *Controller) placedClusters(ctx context.Context, fed *unstructured.Unstr
 type memberCopies struct {
 	// inSync are the copies that hold what they should.
 	inSync []federatedtypes.Member
+	// changing are the copies of ours being brought to what they should
+	// hold. A workload's counts include them: their pods are still there,
+	// and leaving them out would have readiness drop during a scale-up or
+	// a rollout (4 ready of 4, then 2 of 6). They never make it rolled.
+	changing []federatedtypes.Member
 	// writes are the tasks for the others.
 	writes []writer.ClusterTask
 	// hashes are what each cluster should hold.
@@ -243,7 +249,16 @@ func (c *Controller) compare(fed *unstructured.Unstructured, placed map[string]b
 			}
 			continue
 		}
+		if cur != nil && placed[cl.Name] && c.typ.ObservedGeneration && c.isOurs(cur) {
+			out.changing = append(out.changing, federatedtypes.Member{Cluster: cl.Name, Object: cur})
+		}
 		out.writes = append(out.writes, writer.ClusterTask{Cluster: cl.Name, Task: task})
 	}
 	return out, nil
+}
+
+// isOurs says whether a member's copy is this federation's.
+func (c *Controller) isOurs(obj metav1.Object) bool {
+	o, _ := ownership.Of(obj, c.members.Federation(), c.members.FederationUID())
+	return o == ownership.Us
 }

@@ -1,6 +1,7 @@
 package propagation
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/testmembers"
+	"github.com/federation-v1/federation/pkg/controllers/propagation/plan"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
@@ -88,4 +90,42 @@ func withHash(cluster string, generation int64, annotations map[string]string, s
 	o.SetGeneration(generation)
 	o.SetAnnotations(annotations)
 	return federatedtypes.Member{Cluster: cluster, Object: o}
+}
+
+// A scale-up from 4 to 6: while the copies are being rewritten, their
+// ready pods still count (readiness read 4, 2, 3, ... when they were
+// left out); a member object that is not ours never does.
+func TestReadinessCountsTheCopiesBeingChanged(t *testing.T) {
+	members := testmembers.New([]string{"c1", "c2", "c3"})
+	before := deploymentObj()
+	_ = unstructured.SetNestedField(before.Object, int64(4), "spec", "replicas")
+	ready := func(cluster string, obj *unstructured.Unstructured, n int64) {
+		_ = unstructured.SetNestedField(obj.Object, n, "status", "readyReplicas")
+		members.Put(cluster, obj)
+	}
+	for _, c := range []string{"c1", "c2"} {
+		old, _, err := plan.Desired(federatedtypes.ByName("deployments"), before, "fed", "fed-uid")
+		require.NoError(t, err)
+		old.SetResourceVersion("1")
+		ready(c, old, 2)
+	}
+	theirs := deploymentObj()
+	theirs.SetFinalizers(nil)
+	ready("c3", theirs, 5)
+
+	after := deploymentObj()
+	after.SetGeneration(2)
+	_ = unstructured.SetNestedField(after.Object, int64(6), "spec", "replicas")
+	tc := newTestController(t, federatedtypes.ByName("deployments"), members, after)
+	require.NoError(t, tc.Sync(context.Background(), "ns/d"), "the rewrites are queued, not run")
+
+	var status map[string]any
+	for _, a := range tc.fedClient.Actions() {
+		if u, ok := a.(clienttesting.UpdateAction); ok && a.GetSubresource() == "status" {
+			status = u.GetObject().(*unstructured.Unstructured).Object["status"].(map[string]any)
+		}
+	}
+	require.NotNil(t, status, "a status write")
+	assert.EqualValues(t, 4, status["readyReplicas"], "c1's and c2's ready pods, not c3's object of its own")
+	assert.NotContains(t, status, "observedGeneration", "not rolled out while copies are changing")
 }

@@ -115,6 +115,14 @@ func TestPropagation(t *testing.T) {
 		applySetParentStaysLocal(f.in(t))
 	})
 
+	t.Run("kube-system, kube-public and kube-node-lease exist and stay at the federation", func(t *testing.T) {
+		systemNamespacesStayLocal(f.in(t))
+	})
+
+	t.Run("kubectl apply --prune -l with kubectl's default prune list", func(t *testing.T) {
+		legacyPrune(f.in(t))
+	})
+
 	t.Run("cluster selector and relabelled clusters", func(t *testing.T) {
 		f := f.in(t)
 		f.Apply(configMap("e2e", "placed", `federation.alpha.kubernetes.io/cluster-selector: '[{"key":"cluster","operator":"==","values":["1"]}]'`, "k: v"))

@@ -31,6 +31,7 @@ var (
 	volumes         = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumes"}
 	limitRanges     = schema.GroupVersionResource{Version: "v1", Resource: "limitranges"}
 	quotas          = schema.GroupVersionResource{Version: "v1", Resource: "resourcequotas"}
+	pods            = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
 	three = []string{"cluster1", "cluster2", "cluster3"}
 	// gold are the clusters labelled tier=gold; cluster3 is silver.

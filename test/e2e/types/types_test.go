@@ -399,4 +399,23 @@ spec:
 	f.Kubectl("-n", "policies", "delete", "quota", "one-configmap")
 	f.repaired("cluster3", quotas, "policies", "objects", `{"spec":{"hard":{"configmaps":"1"}}}`, is("10", "spec", "hard", "configmaps"))
 	f.deleted("resourcequota", quotas, "policies", "objects")
+
+	// Pods are counted by each member, which enforces the whole quota on
+	// its own: status.used is the fullest member's use (3 of 10, not the
+	// sum 4), and each member's own use is in an annotation.
+	f.Apply("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: pods, namespace: policies}\nspec:\n  hard: {pods: \"10\"}\n")
+	f.placed(quotas, "policies", "pods", three)
+	for cluster, n := range map[string]int{"cluster1": 3, "cluster2": 1} {
+		for i := range n {
+			pod := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod",
+				"metadata": map[string]any{"name": fmt.Sprintf("counted-%d", i), "namespace": "policies"},
+				"spec":     map[string]any{"containers": []any{map[string]any{"name": "c", "image": "nginx"}}}}}
+			_, err := f.Member(cluster).Resource(pods).Namespace("policies").Create(context.Background(), pod, metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
+	}
+	f.waitFed("resourcequota", "policies", "pods", "{.status.hard.pods} {.status.used.pods}", "10 3")
+	usage := f.Kubectl("-n", "policies", "get", "quota", "pods", "-o", `jsonpath={.metadata.annotations.federation\.kubernetes\.io/member-quota-usage}`)
+	assert.JSONEq(t, `{"cluster1":{"pods":"3"},"cluster2":{"pods":"1"},"cluster3":{"pods":"0"}}`, usage)
+	f.deleted("resourcequota", quotas, "policies", "pods")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/federation-v1/federation/pkg/poll"
 	"github.com/federation-v1/federation/test/fedenv"
+	"github.com/federation-v1/federation/test/kubectl"
 	"github.com/federation-v1/federation/test/memberenv"
 )
 
@@ -114,10 +116,23 @@ func TestWorkloads(t *testing.T) {
 				"jsonpath={.spec.template.spec.containers[0].image} {.status.updatedReplicas} {.status.readyReplicas}")
 			assert.Equal(t, "nginx:1.27 3 3", out, "cluster %s rolled out", c)
 		}
+		// Readiness at the federation, as a dashboard watching it sees it
+		// during the scale-up: never below the 9 pods that keep running.
+		ready := kubectl.Start(t, f.User.Kubectl().Kubeconfig, "--context="+f.Context, "-n", "e2e", "get", "deployment", "web",
+			"-w", "-o", `jsonpath={.status.readyReplicas}{"\n"}`)
+		require.NoError(t, ready.WaitFor(context.Background(), "the watch's first line", func(out string) bool { return strings.HasSuffix(out, "\n") }))
 		f.Kubectl("-n", "e2e", "scale", "deployment/web", "--replicas=12")
 		f.waitReplicas("web", map[string]int64{"cluster1": 4, "cluster2": 4, "cluster3": 4})
 		f.rolloutStatus("web")
 		f.waitFed("deployment", "web", "{.status.readyReplicas}", "12")
+		require.NoError(t, ready.WaitFor(context.Background(), "12 ready in the watch", func(out string) bool { return strings.HasSuffix(out, "12\n") }))
+		seen := strings.Fields(ready.Stdout())
+		for _, n := range seen {
+			v, err := strconv.Atoi(n)
+			require.NoError(t, err, "%q", seen)
+			assert.GreaterOrEqual(t, v, 9, "ready replicas at the federation during the scale-up: %v", seen)
+		}
+		t.Logf("ready replicas at the federation during the scale-up: %v", seen)
 	})
 
 	t.Run("HPA: min/max divided where the target runs, and members own the target's replicas", func(t *testing.T) {

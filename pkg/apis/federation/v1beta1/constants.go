@@ -46,6 +46,11 @@ const (
 	// ServiceIngressesAnnotation lists a federated Service's load-balancer
 	// addresses per cluster (package serviceingresses reads and writes it).
 	ServiceIngressesAnnotation = "federation.kubernetes.io/service-ingresses"
+	// MemberQuotaUsageAnnotation on a federated ResourceQuota holds each
+	// member's own usage of the resources the members count,
+	// {"cluster1":{"pods":"3","requests.cpu":"500m"}}; status.used holds
+	// the largest of them.
+	MemberQuotaUsageAnnotation = "federation.kubernetes.io/member-quota-usage"
 )
 
 // LocalLabel ("true") on a federated object keeps it at the federation:

@@ -21,6 +21,7 @@ var notTravelling = map[string]bool{
 	federationv1beta1.AppliedHashAnnotation:      true,
 	federationv1beta1.ObjectUIDAnnotation:        true,
 	federationv1beta1.ReplicaPlanAnnotation:      true,
+	federationv1beta1.MemberQuotaUsageAnnotation: true,
 	// Ownership is the federation's to say on each copy (package ownership);
 	// how to resolve conflicts is said to the federation, not the members.
 	federationv1beta1.AdoptedAnnotation:            true,
