@@ -93,7 +93,7 @@ func (p *Proxy) Handler(ctx context.Context, cluster *federationv1beta1.Cluster,
 		switch {
 		case !full:
 			if err := p.access.Authorize(req.Context(), caller, cluster, req.Method, path, req.URL.Query()); err != nil {
-				writeStatus(w, err)
+				writeStatus(w, req, err)
 				return
 			}
 			as = &identity{user: memberrbac.ProxyUser(p.Federation), caller: caller.GetName()}
@@ -108,7 +108,7 @@ func (p *Proxy) Handler(ctx context.Context, cluster *federationv1beta1.Cluster,
 			// of its watches of an agent member go through here.
 			done, err := p.open.take(caller.GetName(), cluster.Name)
 			if err != nil {
-				writeStatus(w, err)
+				writeStatus(w, req, err)
 				return
 			}
 			defer done()
@@ -147,7 +147,7 @@ func (p *Proxy) forward(w http.ResponseWriter, req *http.Request, cluster *feder
 	}
 	member, err := p.memberCache.get(req.Context(), cluster, p.Secrets)
 	if err != nil {
-		writeStatus(w, err)
+		writeStatus(w, req, err)
 		return
 	}
 	member.serve(w, req, path, as)

@@ -2,7 +2,6 @@ package tunnel
 
 import (
 	"context"
-	"encoding/json"
 	"net"
 	"net/http"
 	"net/url"
@@ -10,10 +9,13 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/proxy"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/federation-v1/federation/pkg/generated/clientset/versioned/scheme"
 	"github.com/federation-v1/federation/pkg/tunnel/wire"
 )
 
@@ -22,7 +24,7 @@ import (
 // goes on: the agent acts in the member as itself.
 func (h *Hub) ServeProxy(cluster, path string, w http.ResponseWriter, r *http.Request) {
 	if !h.Connected(cluster) {
-		writeStatus(w, wire.StatusTunnelDown, apierrors.NewServiceUnavailable(errNoTunnel(cluster).Error()))
+		writeStatus(w, r, wire.StatusTunnelDown, apierrors.NewServiceUnavailable(errNoTunnel(cluster).Error()))
 		return
 	}
 	if !strings.HasPrefix(path, "/") {
@@ -62,19 +64,16 @@ func (h *Hub) transport(cluster string) *http.Transport {
 
 type errorResponder struct{ cluster string }
 
-func (e errorResponder) Error(w http.ResponseWriter, _ *http.Request, err error) {
+func (e errorResponder) Error(w http.ResponseWriter, req *http.Request, err error) {
 	klog.V(2).InfoS("Proxying to a member through its tunnel failed", "cluster", e.cluster, "err", err)
-	writeStatus(w, wire.StatusTunnelDown, apierrors.NewServiceUnavailable("cluster "+e.cluster+": the request could not go through the agent's tunnel: "+err.Error()))
+	writeStatus(w, req, wire.StatusTunnelDown, apierrors.NewServiceUnavailable("cluster "+e.cluster+": the request could not go through the agent's tunnel: "+err.Error()))
 }
 
-func writeStatus(w http.ResponseWriter, tunnelStatus string, err *apierrors.StatusError) {
-	status := err.Status()
-	status.Kind, status.APIVersion = "Status", "v1"
-	body, _ := json.Marshal(status)
-	w.Header().Set("Content-Type", "application/json")
+// writeStatus answers with err as a Kubernetes Status in the format the
+// caller negotiated, telling the hub's callers the tunnel's state.
+func writeStatus(w http.ResponseWriter, req *http.Request, tunnelStatus string, err error) {
 	w.Header().Set(wire.StatusHeader, tunnelStatus)
-	w.WriteHeader(int(status.Code))
-	_, _ = w.Write(body)
+	responsewriters.ErrorNegotiated(err, scheme.Codecs, metav1.SchemeGroupVersion, w, req)
 }
 
 // MemberConfig reaches cluster's member API through its tunnel, as the

@@ -95,6 +95,23 @@ func (f *federationFlags) load() (*federation, error) {
 	return &federation{context: f.context, config: cfg, namespace: ns}, nil
 }
 
+// resolve loads the federation and its members a command reaches, and the
+// namespace it reads in: namespace, else the context's.
+func (f *federationFlags) resolve(ctx context.Context, namespace string) (*federation, []string, string, error) {
+	fed, err := f.load()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	members, err := fed.members(ctx, f.clusters)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if namespace == "" {
+		namespace = fed.namespace
+	}
+	return fed, members, namespace, nil
+}
+
 // memberConfig reaches cluster through the federation's proxy with the
 // user's own credential: the federation's configuration, whose Host ends in
 // the cluster's proxy path. Clients built from it send their requests to

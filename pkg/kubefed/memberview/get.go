@@ -102,17 +102,9 @@ func (o *getOptions) complete(args []string) error {
 
 // run lists from every member at once and prints what answered.
 func (o *getOptions) run(ctx context.Context, out, errOut io.Writer) error {
-	fed, err := o.load()
+	fed, members, namespace, err := o.resolve(ctx, o.namespace)
 	if err != nil {
 		return err
-	}
-	members, err := fed.members(ctx, o.clusters)
-	if err != nil {
-		return err
-	}
-	namespace := o.namespace
-	if namespace == "" {
-		namespace = fed.namespace
 	}
 	if o.allNamespaces {
 		namespace = ""

@@ -99,17 +99,9 @@ func (o *logsOptions) complete(args []string) error {
 
 // run finds the pods in every member at once, then reads their logs.
 func (o *logsOptions) run(ctx context.Context, out, errOut io.Writer) error {
-	fed, err := o.load()
+	fed, members, namespace, err := o.resolve(ctx, o.namespace)
 	if err != nil {
 		return err
-	}
-	members, err := fed.members(ctx, o.clusters)
-	if err != nil {
-		return err
-	}
-	namespace := o.namespace
-	if namespace == "" {
-		namespace = fed.namespace
 	}
 	type memberStreams struct {
 		streams []logStream
