@@ -51,6 +51,12 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.Authentication.WatchBootstrapTokens(&generic.Config, client); err != nil {
 		return nil, err
 	}
+	tokens, err := o.serviceAccountTokens()
+	if err != nil {
+		return nil, err
+	}
+	o.Authentication.ServiceAccountTokens = tokens
+	o.Authentication.ServiceAccountSecrets = client.CoreV1()
 	if err := o.Authentication.ApplyTo(&generic.Config); err != nil {
 		return nil, err
 	}
@@ -98,5 +104,6 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		RuleResolver:          authorizers.Rules,
 		DirectAuthorizer:      authorizers.Direct,
 		FederationName:        o.FederationName,
+		ServiceAccountTokens:  tokens,
 	}, nil
 }

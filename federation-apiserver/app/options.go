@@ -16,6 +16,7 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	netutils "k8s.io/utils/net"
 
@@ -28,6 +29,7 @@ import (
 	"github.com/federation-v1/federation/pkg/embeddedetcd"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	servicestore "github.com/federation-v1/federation/pkg/registry/core/service/storage"
+	"github.com/federation-v1/federation/pkg/serviceaccounttoken"
 )
 
 // Options are the command-line options of federation-apiserver.
@@ -68,6 +70,14 @@ type Options struct {
 	// AllowedServiceExternalIPCIDRs are where a Service's externalIPs may
 	// be (FederationWorkloads); none by default.
 	AllowedServiceExternalIPCIDRs []string
+	// ServiceAccountSigningKeyFile signs the federation's service-account
+	// tokens; empty, a key made once in --cert-dir does.
+	ServiceAccountSigningKeyFile string
+	// ServiceAccountKeyFiles verify tokens besides the signing key.
+	ServiceAccountKeyFiles []string
+	// ServiceAccountIssuers are the tokens' accepted iss claims; the first
+	// is written into new ones.
+	ServiceAccountIssuers []string
 }
 
 // NewOptions returns the default options.
@@ -84,6 +94,7 @@ func NewOptions() *Options {
 		FederationName: apiserver.DefaultFederationName,
 		// The federation's, never a member's: see servicestore.DefaultClusterIPRange.
 		ServiceClusterIPRange: servicestore.DefaultClusterIPRange,
+		ServiceAccountIssuers: []string{serviceaccounttoken.DefaultIssuer},
 	}
 	o.SecureServing.BindPort = 6443
 	o.SecureServing.ServerCert.PairName = "federation-apiserver"
@@ -144,6 +155,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"CIDR of the federation's virtual cluster IPs, one per federated Service (not headless or ExternalName), never propagated: each member allocates its own. Its first address is the Service default/kubernetes'. The default, RFC 2544's benchmarking block, is no cluster installer's service range, so a federation address is never mistaken for a member's. Single-stack, at most 20 host bits.")
 	fs.StringSliceVar(&o.AllowedServiceExternalIPCIDRs, "allowed-service-external-ip-cidrs", o.AllowedServiceExternalIPCIDRs,
 		"Comma-separated CIDRs inside which a federated Service's spec.externalIPs may be; any other external IP is refused (422), as kube-apiserver's DenyServiceExternalIPs does, because every member's kube-proxy would route traffic for that address, whoever owns it, to the Service (CVE-2020-8554). Addresses a Service already has may stay on update. Empty, the default, allows none.")
+	fs.StringVar(&o.ServiceAccountSigningKeyFile, "service-account-signing-key-file", o.ServiceAccountSigningKeyFile,
+		"PEM private key (RSA or ECDSA) that signs the federation's service-account tokens (serviceaccounts/token, legacy token Secrets), as kube-apiserver's. Every apiserver of one federation must be given the same key, and no member's: a member then refuses the federation's tokens and the federation a member's. Empty: a key made once into --cert-dir/service-account.key, for one apiserver only.")
+	fs.StringSliceVar(&o.ServiceAccountKeyFiles, "service-account-key-file", o.ServiceAccountKeyFiles,
+		"PEM files of further public (or private) keys whose tokens are accepted besides the signing key's, e.g. a key being rotated out. Repeatable.")
+	fs.StringSliceVar(&o.ServiceAccountIssuers, "service-account-issuer", o.ServiceAccountIssuers,
+		"Issuer (iss claim) of the federation's service-account tokens, also the API's audience. Repeatable: the first is written into new tokens, all are accepted.")
 }
 
 // EmbeddedEtcd reports whether the server runs its own etcd.
@@ -204,6 +221,14 @@ func (o *Options) Validate() error {
 	if _, err := o.serviceClusterIPRange(); err != nil {
 		errs = append(errs, err)
 	}
+	for _, iss := range o.ServiceAccountIssuers {
+		if err := serviceaccounttoken.ValidateIssuer(iss); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(o.ServiceAccountIssuers) == 0 {
+		errs = append(errs, fmt.Errorf("--service-account-issuer: at least one issuer is needed"))
+	}
 	if _, err := federationworkloads.ParseCIDRs(o.AllowedServiceExternalIPCIDRs); err != nil {
 		errs = append(errs, fmt.Errorf("--allowed-service-external-ip-cidrs %w", err))
 	}
@@ -221,4 +246,40 @@ func (o *Options) selfSignedCert() error {
 		return fmt.Errorf("creating a self-signed serving certificate in %s: %w", o.SecureServing.ServerCert.CertDirectory, err)
 	}
 	return nil
+}
+
+// serviceAccountTokens loads the key that signs and verifies the
+// federation's service-account tokens: --service-account-signing-key-file,
+// or one made once in --cert-dir (a single apiserver's; HA apiservers are
+// given one file). Token Secrets' ca.crt is the serving certificate's CA.
+func (o *Options) serviceAccountTokens() (*serviceaccounttoken.Tokens, error) {
+	keyFile := o.ServiceAccountSigningKeyFile
+	if keyFile == "" {
+		keyFile = filepath.Join(o.SecureServing.ServerCert.CertDirectory, "service-account.key")
+		created, err := serviceaccounttoken.EnsureSigningKey(keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("making a service-account signing key (no --service-account-signing-key-file): %w", err)
+		}
+		if created {
+			klog.InfoS("Made a service-account signing key of this apiserver's own: give every apiserver of a federation the same --service-account-signing-key-file", "file", keyFile)
+		}
+	}
+	keys, err := serviceaccounttoken.LoadKeys(keyFile, o.ServiceAccountKeyFiles)
+	if err != nil {
+		return nil, err
+	}
+	rootCA, err := serviceaccounttoken.RootCA(o.servingCertFile())
+	if err != nil {
+		return nil, err
+	}
+	return serviceaccounttoken.New(serviceaccounttoken.Options{Issuers: o.ServiceAccountIssuers, Keys: keys, RootCA: rootCA})
+}
+
+// servingCertFile is the serving certificate's file: --tls-cert-file, or
+// the self-signed one in --cert-dir.
+func (o *Options) servingCertFile() string {
+	if f := o.SecureServing.ServerCert.CertKey.CertFile; f != "" {
+		return f
+	}
+	return filepath.Join(o.SecureServing.ServerCert.CertDirectory, o.SecureServing.ServerCert.PairName+".crt")
 }

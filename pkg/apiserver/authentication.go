@@ -12,7 +12,10 @@ import (
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+
+	"github.com/federation-v1/federation/pkg/serviceaccounttoken"
 )
 
 // AuthenticationConfig says how clients prove who they are. A request with
@@ -36,6 +39,16 @@ type AuthenticationConfig struct {
 	// BootstrapTokens, when set, lists the Secrets of federation-system,
 	// whose bootstrap tokens then authenticate (kubefed token create).
 	BootstrapTokens corelisters.SecretNamespaceLister
+	// ServiceAccountTokens, when set, lets the federation's own
+	// ServiceAccounts authenticate with the tokens it signed
+	// (serviceaccounts/token, legacy token Secrets) as
+	// system:serviceaccount:NS:NAME, in the groups system:serviceaccounts
+	// and system:serviceaccounts:NS, so that the federation's RBAC applies
+	// to them.
+	ServiceAccountTokens *serviceaccounttoken.Tokens
+	// ServiceAccountSecrets is where a legacy token's last use is
+	// recorded (a label on its Secret): the loopback client.
+	ServiceAccountSecrets typedcorev1.SecretsGetter
 }
 
 // ApplyTo sets the authenticator of config; the authorizer is
@@ -68,6 +81,17 @@ func (a AuthenticationConfig) ApplyTo(config *genericapiserver.Config) error {
 	}
 	if a.BootstrapTokens != nil {
 		authenticators = append(authenticators, bootstrapTokenAuthenticator(a.BootstrapTokens))
+	}
+	if a.ServiceAccountTokens != nil {
+		tokens, err := a.ServiceAccountTokens.Authenticator(a.ServiceAccountSecrets)
+		if err != nil {
+			return fmt.Errorf("the service-account token authenticator: %w", err)
+		}
+		authenticators = append(authenticators, bearertoken.New(tokens))
+		// Requests are checked against the API's audiences: a token
+		// requested for another audience (kubectl create token
+		// --audience) does not authenticate here.
+		config.Authentication.APIAudiences = a.ServiceAccountTokens.Audiences()
 	}
 	auth := group.NewAuthenticatedGroupAdder(union.New(authenticators...))
 	if a.Anonymous {

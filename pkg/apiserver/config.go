@@ -22,6 +22,7 @@ import (
 	federationinformers "github.com/federation-v1/federation/pkg/generated/informers/externalversions"
 	"github.com/federation-v1/federation/pkg/memberproxy"
 	servicestore "github.com/federation-v1/federation/pkg/registry/core/service/storage"
+	"github.com/federation-v1/federation/pkg/serviceaccounttoken"
 	"github.com/federation-v1/federation/pkg/tunnel"
 )
 
@@ -54,6 +55,10 @@ type Config struct {
 	// behind the federation's own groups (NewAPIExtensionsConfig); nil
 	// serves none.
 	APIExtensions *apiextensionsapiserver.Config
+	// ServiceAccountTokens issues and verifies the federation's
+	// service-account tokens: serviceaccounts/token, and the legacy token
+	// Secrets its elected tokens controller fills. Nil serves neither.
+	ServiceAccountTokens *serviceaccounttoken.Tokens
 }
 
 // completedConfig is a Config whose defaults have been filled in.
@@ -70,6 +75,8 @@ type completedConfig struct {
 	federationName      string
 	// apiExtensions may be nil.
 	apiExtensions *apiextensionsapiserver.Config
+	// tokens may be nil.
+	tokens *serviceaccounttoken.Tokens
 }
 
 // CompletedConfig can only be made by Config.Complete, and is what New needs.
@@ -97,6 +104,7 @@ func (c *Config) Complete() CompletedConfig {
 		directAuthorizer:    c.DirectAuthorizer,
 		federationName:      c.FederationName,
 		apiExtensions:       c.APIExtensions,
+		tokens:              c.ServiceAccountTokens,
 	}}
 }
 
@@ -138,7 +146,7 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	legacy, groups, err := apiGroups(c.generic.RESTOptionsGetter, uint64(c.eventTTL.Seconds()), serviceIPs, tombstones, hub, proxy)
+	legacy, groups, err := apiGroups(c.generic.RESTOptionsGetter, uint64(c.eventTTL.Seconds()), serviceIPs, c.tokens, tombstones, hub, proxy)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +184,7 @@ func (c CompletedConfig) New() (*Server, error) {
 	}
 	// Namespace deletion, ClusterRole aggregation and the keeper of
 	// default/kubernetes: in one of the federation's apiservers at a time.
-	elected, err := newElectedControllers(defaultService, port)
+	elected, err := newElectedControllers(defaultService, port, c.tokens)
 	if err != nil {
 		return nil, err
 	}

@@ -18,12 +18,18 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
+	serviceaccountcontroller "k8s.io/kubernetes/pkg/controller/serviceaccount"
 
 	// Registers leader_election_master_status on /metrics.
 	_ "k8s.io/component-base/metrics/prometheus/clientgo/leaderelection"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
+	"github.com/federation-v1/federation/pkg/serviceaccounttoken"
 )
+
+// tokensWorkers fill legacy token Secrets: kube-controller-manager's
+// --concurrent-serviceaccount-token-syncs default.
+const tokensWorkers = 5
 
 // controllersLease is the Lease, in the federation's namespace, with which
 // the apiservers of one federation (kubefed init --ha runs two) elect the
@@ -47,6 +53,9 @@ const (
 //
 //   - Namespace deletion and ClusterRole aggregation are Kubernetes'
 //     kube-controller-manager controllers, written for one running copy.
+//   - The tokens controller fills legacy service-account token Secrets
+//     and deletes them with their account: kube-controller-manager's,
+//     written for one running copy.
 //   - The keeper of default/kubernetes writes this server's serving port:
 //     apiservers on different ports would each put back their own every
 //     10 s, forever (kube-apiserver assumes its replicas share the port).
@@ -63,6 +72,9 @@ type electedControllers struct {
 	// identity is this server's in the Lease: its host name, serving
 	// port and a UUID (apiservers sharing a port differ by the UUID).
 	identity string
+	// tokens signs legacy token Secrets' tokens; nil runs no tokens
+	// controller.
+	tokens *serviceaccounttoken.Tokens
 
 	mu sync.Mutex
 	// stop asks the election to end, a leader stopping its controllers and
@@ -73,7 +85,7 @@ type electedControllers struct {
 }
 
 // newElectedControllers prepares the election of a server serving on port.
-func newElectedControllers(kubernetesService *corev1.Service, port int) (*electedControllers, error) {
+func newElectedControllers(kubernetesService *corev1.Service, port int, tokens *serviceaccounttoken.Tokens) (*electedControllers, error) {
 	host, err := os.Hostname()
 	if err != nil {
 		return nil, fmt.Errorf("the host name, for the identity in the Lease %s/%s: %w", federationv1beta1.SystemNamespace, controllersLease, err)
@@ -81,6 +93,7 @@ func newElectedControllers(kubernetesService *corev1.Service, port int) (*electe
 	return &electedControllers{
 		kubernetesService: kubernetesService,
 		identity:          fmt.Sprintf("%s:%d_%s", host, port, uuid.NewUUID()),
+		tokens:            tokens,
 	}, nil
 }
 
@@ -213,7 +226,7 @@ func (e *electedControllers) term(ctx context.Context, logger klog.Logger, lock 
 				// Asked to stop: the controllers go first, then the lease.
 				defer context.AfterFunc(ctx, cancel)()
 				go stopWhenRenewalsStop(run, cancel, elector, logger)
-				runElected(run, loopback, e.kubernetesService)
+				runElected(run, loopback, e.kubernetesService, e.tokens)
 				logger.Info("The apiservers' controllers stopped")
 			},
 			OnStoppedLeading: func() {},
@@ -264,7 +277,7 @@ func stopWhenRenewalsStop(ctx context.Context, cancel context.CancelFunc, electo
 
 // runElected runs the elected controllers until ctx ends, and returns once
 // every one of them and their informers have stopped.
-func runElected(ctx context.Context, loopback *rest.Config, kubernetesService *corev1.Service) {
+func runElected(ctx context.Context, loopback *rest.Config, kubernetesService *corev1.Service, tokens *serviceaccounttoken.Tokens) {
 	logger := klog.FromContext(ctx)
 	client, err := kubernetes.NewForConfig(loopback)
 	if err != nil {
@@ -278,12 +291,23 @@ func runElected(ctx context.Context, loopback *rest.Config, kubernetesService *c
 		logger.Error(err, "Creating the namespace deletion controller")
 	}
 	roles := newRoleAggregation(client, factory)
+	var tokenSecrets *serviceaccountcontroller.TokensController
+	if tokens != nil {
+		tokenSecrets, err = serviceaccountcontroller.NewTokensController(logger, factory.Core().V1().ServiceAccounts(), factory.Core().V1().Secrets(), client,
+			serviceaccountcontroller.TokensControllerOptions{TokenGenerator: tokens.LegacyGenerator(), RootCA: tokens.RootCA()})
+		if err != nil {
+			logger.Error(err, "Creating the service-account tokens controller")
+		}
+	}
 	factory.Start(ctx.Done())
 	var wg sync.WaitGroup
 	if namespaces != nil {
 		wg.Go(func() { namespaces.Run(ctx, namespaceDeletionWorkers) })
 	}
 	wg.Go(func() { roles.Run(ctx, 1) })
+	if tokenSecrets != nil {
+		wg.Go(func() { tokenSecrets.Run(ctx, tokensWorkers) })
+	}
 	wg.Go(func() { keepKubernetesService(ctx, client, kubernetesService) })
 	wg.Wait()
 	factory.Shutdown()

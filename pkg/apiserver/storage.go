@@ -17,6 +17,7 @@ import (
 	"github.com/federation-v1/federation/pkg/federatedtypes"
 	"github.com/federation-v1/federation/pkg/memberproxy"
 	"github.com/federation-v1/federation/pkg/registry/core/membersonly"
+	"github.com/federation-v1/federation/pkg/serviceaccounttoken"
 	"github.com/federation-v1/federation/pkg/tunnel"
 )
 
@@ -28,9 +29,12 @@ var coreV1 = schema.GroupVersion{Version: "v1"}
 // federation serves without propagating it (events, clusters, leases,
 // certificate signing requests). The legacy
 // core group ("/api/v1") is returned separately because it is installed
-// under another prefix. Services get their cluster IPs from serviceIPs.
-func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, serviceIPs ipallocator.Interface, tombstones *tombstoneWriter, hub *tunnel.Hub, proxy *memberproxy.Proxy) (legacy *genericapiserver.APIGroupInfo, groups []*genericapiserver.APIGroupInfo, err error) {
+// under another prefix. Services get their cluster IPs from serviceIPs;
+// ServiceAccounts their tokens (serviceaccounts/token) from tokens, when
+// set, which then reads the ServiceAccounts and Secrets stores.
+func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, serviceIPs ipallocator.Interface, tokens *serviceaccounttoken.Tokens, tombstones *tombstoneWriter, hub *tunnel.Hub, proxy *memberproxy.Proxy) (legacy *genericapiserver.APIGroupInfo, groups []*genericapiserver.APIGroupInfo, err error) {
 	served := servedStorage{}
+	built := map[string]map[string]rest.Storage{}
 	for _, t := range federatedtypes.All {
 		if servedWithAccess(t) {
 			continue
@@ -39,6 +43,9 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, service
 		if t.Name == "services" {
 			build = serviceStores(serviceIPs)
 		}
+		if t.Name == "serviceaccounts" && tokens != nil {
+			build = serviceAccountStores(tokens)
+		}
 		if build == nil {
 			return nil, nil, fmt.Errorf("no storage for the federated type %q", t.Name)
 		}
@@ -46,6 +53,7 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, service
 		if err != nil {
 			return nil, nil, fmt.Errorf("creating %s storage: %w", t.Name, err)
 		}
+		built[t.Name] = stores
 		tombstones.use(t, stores)
 		for _, gv := range t.ServedVersions() {
 			recording, err := withTombstones(t, storesFor(gv, stores), tombstones)
@@ -54,6 +62,14 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, service
 			}
 			served.add(gv, recording)
 		}
+	}
+
+	if tokens != nil {
+		accounts, secrets := built["serviceaccounts"]["serviceaccounts"], built["secrets"]["secrets"]
+		if accounts == nil || secrets == nil {
+			return nil, nil, fmt.Errorf("service-account tokens need the serviceaccounts and secrets storage")
+		}
+		tokens.Objects().Bind(accounts.(rest.Getter), secrets.(rest.Getter))
 	}
 
 	events, err := eventsStores(getter, eventTTLSeconds)

@@ -32,6 +32,7 @@ import (
 	"github.com/federation-v1/federation/pkg/memberproxy"
 	servicestore "github.com/federation-v1/federation/pkg/registry/core/service/storage"
 	clusterstore "github.com/federation-v1/federation/pkg/registry/federation/cluster/storage"
+	"github.com/federation-v1/federation/pkg/serviceaccounttoken"
 	"github.com/federation-v1/federation/pkg/tunnel"
 )
 
@@ -85,8 +86,8 @@ var federatedStores = map[string]stores{
 		hpa, status, err := hpastore.NewREST(getter)
 		return map[string]rest.Storage{"horizontalpodautoscalers": hpa, "horizontalpodautoscalers/status": status}, err
 	},
-	// Without a token issuer: no serviceaccounts/token, as no pod runs here
-	// to use one.
+	// Without a token issuer (apiGroups gives it the federation's):
+	// no serviceaccounts/token.
 	"serviceaccounts": func(getter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
 		accounts, err := serviceaccountstore.NewREST(getter, nil, nil, 0, nil, nil, nil, false, 0)
 		return map[string]rest.Storage{"serviceaccounts": accounts}, err
@@ -127,6 +128,25 @@ func serviceStores(ips ipallocator.Interface) stores {
 	return func(getter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
 		services, status, err := servicestore.NewREST(getter, ips)
 		return map[string]rest.Storage{"services": services, "services/status": status}, err
+	}
+}
+
+// serviceAccountStores builds the storage of ServiceAccounts with the
+// TokenRequest API (serviceaccounts/token), Kubernetes' own TokenREST:
+// its validation (expirationSeconds at least 10 minutes, at most 2^32
+// seconds), audiences (the API's by default) and claims. A token may be
+// bound to a Secret of the account's namespace, and then dies with it;
+// the federation has no pods or nodes, so a token bound to one is refused
+// (400). No maximum expiration is imposed beyond validation's, as
+// kube-apiserver without --service-account-max-token-expiration.
+func serviceAccountStores(tokens *serviceaccounttoken.Tokens) stores {
+	return func(getter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+		accounts, err := serviceaccountstore.NewREST(getter, tokens.Generator(), tokens.Audiences(), 0,
+			serviceaccounttoken.Unbindable("Pod"), tokens.Objects().Secrets(), serviceaccounttoken.Unbindable("Node"), false, 0)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]rest.Storage{"serviceaccounts": accounts, "serviceaccounts/token": accounts.Token}, nil
 	}
 }
 

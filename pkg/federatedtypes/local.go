@@ -36,7 +36,8 @@ const ApplySetParentLabel = "applyset.kubernetes.io/id"
 
 // LocalWith reports whether a federated object stays at the federation and
 // is never propagated: it carries the local label, or it is an ApplySet's
-// parent, or it is a Secret whose type is one of secretTypes. obj is an unstructured object (as the
+// parent, or a service-account token Secret (always, whatever
+// secretTypes), or a Secret whose type is one of secretTypes. obj is an unstructured object (as the
 // controllers read them) or a typed Secret; other typed objects are local by
 // their label only.
 func LocalWith(obj metav1.Object, secretTypes []string) bool {
@@ -46,9 +47,10 @@ func LocalWith(obj metav1.Object, secretTypes []string) bool {
 	if _, ok := obj.GetLabels()[ApplySetParentLabel]; ok {
 		return true
 	}
-	if len(secretTypes) == 0 {
-		return false
-	}
+	// A token Secret holds the federation's own token of a federation
+	// ServiceAccount: it authenticates to the federation only, and a copy
+	// would make each member mint its own account's token into it.
+	secretTypes = append(slices.Clip(secretTypes), string(corev1.SecretTypeServiceAccountToken))
 	switch o := obj.(type) {
 	case *corev1.Secret:
 		return slices.Contains(secretTypes, string(o.Type))

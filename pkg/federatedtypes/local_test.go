@@ -52,6 +52,9 @@ func TestLocal(t *testing.T) {
 		{"typed configmap", &corev1.ConfigMap{}, DefaultLocalSecretTypes, false},
 		{"an ApplySet's parent Secret", secret("Opaque", map[string]any{ApplySetParentLabel: "applyset-abc-v1"}), nil, true},
 		{"an ApplySet's parent ConfigMap", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{ApplySetParentLabel: "applyset-abc-v1"}}}, nil, true},
+		{"a service-account token Secret", secret(string(corev1.SecretTypeServiceAccountToken), nil), DefaultLocalSecretTypes, true},
+		{"a token Secret, whatever the flag says", secret(string(corev1.SecretTypeServiceAccountToken), nil), []string{}, true},
+		{"a typed token Secret", &corev1.Secret{Type: corev1.SecretTypeServiceAccountToken}, nil, true},
 		{"a member of an ApplySet", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"applyset.kubernetes.io/part-of": "applyset-abc-v1"}}}, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/pki"
@@ -30,13 +31,16 @@ const (
 	KeyEtcdClientCert              = "etcd-client.crt"
 	KeyEtcdClientKey               = "etcd-client.key"
 	KeyEncryptionConfig            = "encryption-config.yaml"
+	// KeyServiceAccountKey signs and verifies the federation's own
+	// service-account tokens: one key for every apiserver replica.
+	KeyServiceAccountKey = "service-account.key"
 )
 
 // SecretKeys are every key of the credentials Secret.
 var SecretKeys = []string{
 	KeyCA, KeyAPIServerCert, KeyAPIServerKey, KeyControllerManagerKubeconfig,
 	KeyControllerManagerCert, KeyControllerManagerKey, KeyEtcdCA, KeyEtcdServerCert,
-	KeyEtcdServerKey, KeyEtcdClientCert, KeyEtcdClientKey, KeyEncryptionConfig,
+	KeyEtcdServerKey, KeyEtcdClientCert, KeyEtcdClientKey, KeyEncryptionConfig, KeyServiceAccountKey,
 }
 
 // Identity of the person who runs init: an admin (system:masters), as
@@ -115,17 +119,39 @@ func IssueCredentials(l Layout, encryptionConfig []byte) (*Credentials, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := map[string][]byte{
+	data := map[string][]byte{}
+	if err := EnsureServiceAccountKey(data); err != nil {
+		return nil, err
+	}
+	for k, v := range map[string][]byte{
 		KeyCA:                          ca.CertPEM(),
 		KeyControllerManagerKubeconfig: cmKubeconfig,
 		KeyEtcdCA:                      etcdCA.CertPEM(),
 		KeyEncryptionConfig:            encryptionConfig,
+	} {
+		data[k] = v
 	}
 	for _, k := range []string{KeyAPIServerCert, KeyAPIServerKey, KeyControllerManagerCert, KeyControllerManagerKey,
 		KeyEtcdServerCert, KeyEtcdServerKey, KeyEtcdClientCert, KeyEtcdClientKey} {
 		data[k] = files[k]
 	}
 	return &Credentials{Data: data, AdminCert: files["admin.crt"], AdminKey: files["admin.key"]}, nil
+}
+
+// EnsureServiceAccountKey puts a new service-account signing key into the
+// credentials data unless it has one: made at init, and added to the
+// Secret of a federation made before tokens were, without reissuing the
+// rest. Tokens live as long as their key: it is kept across inits.
+func EnsureServiceAccountKey(data map[string][]byte) error {
+	if len(data[KeyServiceAccountKey]) > 0 {
+		return nil
+	}
+	key, err := keyutil.MakeEllipticPrivateKeyPEM()
+	if err != nil {
+		return fmt.Errorf("making the service-account signing key: %w", err)
+	}
+	data[KeyServiceAccountKey] = key
+	return nil
 }
 
 // AdminKubeconfig is the admin's kubeconfig of the federation at server:

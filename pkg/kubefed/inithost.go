@@ -234,6 +234,12 @@ func (o *initOptions) credentials(ctx context.Context, host *hostplane.Host, lay
 		creds, err = hostplane.IssueCredentials(layout, nil)
 		return creds, nil, err
 	}
+	// A federation made before service-account tokens gets its key
+	// without a new CA; reissued credentials keep the key, so tokens
+	// already handed out stay valid.
+	if err := hostplane.EnsureServiceAccountKey(existing); err != nil {
+		return nil, nil, err
+	}
 	if reissued = hostplane.Reusable(existing, layout); reissued == nil {
 		cfg, err := o.pathOptions().GetStartingConfig()
 		if err != nil {
@@ -247,7 +253,11 @@ func (o *initOptions) credentials(ctx context.Context, host *hostplane.Host, lay
 		return &hostplane.Credentials{Data: existing, AdminCert: user.ClientCertificateData, AdminKey: user.ClientKeyData}, nil, nil
 	}
 	creds, err = hostplane.IssueCredentials(layout, existing[hostplane.KeyEncryptionConfig])
-	return creds, reissued, err
+	if err != nil {
+		return nil, nil, err
+	}
+	creds.Data[hostplane.KeyServiceAccountKey] = existing[hostplane.KeyServiceAccountKey]
+	return creds, reissued, nil
 }
 
 // waitReady polls the federation's /readyz through its new context,

@@ -11,6 +11,7 @@ import (
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/pki"
+	"github.com/federation-v1/federation/pkg/serviceaccounttoken"
 )
 
 // Files of the plane's credentials, relative to its folder.
@@ -28,6 +29,11 @@ const (
 	// for agents only (--agent-client-ca-file); never the main CA.
 	agentsCACert = "pki/agents-ca.crt"
 	agentsCAKey  = "pki/agents-ca.key"
+	// serviceAccountKey signs and verifies the federation's own
+	// service-account tokens (the apiserver's
+	// --service-account-signing-key-file): one file for every apiserver
+	// of the plane, so a token one issued authenticates at the other.
+	serviceAccountKey = "pki/service-account.key"
 	// ControllerManagerKubeconfig is how federation-controller-manager reaches the apiserver.
 	ControllerManagerKubeconfig = "controller-manager.kubeconfig"
 )
@@ -64,6 +70,9 @@ func (p *Plane) createCredentials() error {
 	if err := p.createAgentsCA(); err != nil {
 		return err
 	}
+	if err := p.ensureServiceAccountKey(); err != nil {
+		return err
+	}
 	if err := ca.IssueClient(p.path(adminCert), p.path(adminKey), adminUser, adminGroup); err != nil {
 		return err
 	}
@@ -80,6 +89,13 @@ func (p *Plane) createAgentsCA() error {
 		return err
 	}
 	return ca.WriteFiles(p.path(agentsCACert), p.path(agentsCAKey))
+}
+
+// ensureServiceAccountKey writes the service-account signing key unless
+// it exists: made at init, and at the start of a plane made before it.
+func (p *Plane) ensureServiceAccountKey() error {
+	_, err := serviceaccounttoken.EnsureSigningKey(p.path(serviceAccountKey))
+	return err
 }
 
 // ensureServingChain makes the apiserver's serving certificate file hold

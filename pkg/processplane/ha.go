@@ -66,7 +66,9 @@ func haInstances(p *Plane) []instance {
 // haAPIServerArgs run the index-th apiserver of an HA plane. Whatever one
 // apiserver must agree on with the other is the same file for both: the
 // serving certificate and client CA (a client sees one server), the
-// encryption key (each reads the Secrets the other sealed) and the audit
+// encryption key (each reads the Secrets the other sealed), the
+// service-account signing key (each verifies the tokens the other signed)
+// and the audit
 // policy; the federation's identity and service addresses live in etcd.
 // Only the audit log is each one's own, since two writers of one file
 // would interleave and rotate it under each other. Nothing of the embedded
@@ -80,6 +82,7 @@ func haAPIServerArgs(p *Plane, index int) []string {
 		"--tls-private-key-file=" + p.path(servingKey),
 		"--client-ca-file=" + p.path(caCert),
 		"--agent-client-ca-file=" + p.path(agentsCACert),
+		"--service-account-signing-key-file=" + p.path(serviceAccountKey),
 	}
 	if servers := joinNonEmpty(p.EtcdServers); servers != "" {
 		args = append(args, "--etcd-servers="+servers)

@@ -162,6 +162,9 @@ func (p *Plane) ensureFiles() error {
 	if err := p.ensureAgentCredentials(); err != nil {
 		return fmt.Errorf("the agents CA of federation %q: %w", p.Name, err)
 	}
+	if err := p.ensureServiceAccountKey(); err != nil {
+		return fmt.Errorf("the service-account signing key of federation %q: %w", p.Name, err)
+	}
 	return nil
 }
 

@@ -64,6 +64,7 @@ func apiserverArgs(p *Plane) []string {
 		"--tls-private-key-file=" + p.path(servingKey),
 		"--client-ca-file=" + p.path(caCert),
 		"--agent-client-ca-file=" + p.path(agentsCACert),
+		"--service-account-signing-key-file=" + p.path(serviceAccountKey),
 		"--data-dir=" + p.path("data"),
 		"--federation-name=" + p.Name,
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/keyutil"
 	"sigs.k8s.io/yaml"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
@@ -76,6 +77,7 @@ func TestChart(t *testing.T) {
 		assert.Contains(t, apiserver, "--etcd-servers=https://fed-etcd-0.fed-etcd.federation-system.svc:2379")
 		assert.Contains(t, apiserver, "--etcd-certfile=/etc/federation/pki/etcd-client.crt")
 		assert.Contains(t, apiserver, "--encryption-provider-config=/etc/federation/pki/encryption-config.yaml")
+		assert.Contains(t, apiserver, "--service-account-signing-key-file=/etc/federation/pki/service-account.key")
 		assert.Contains(t, apiserver, "--secure-port=8443")
 		// The audit log with the one policy a local plane uses too.
 		assert.Contains(t, apiserver, "--audit-policy-file=/etc/federation/audit/audit-policy.yaml")
@@ -368,9 +370,12 @@ func assertCredentials(t *testing.T, r *rendered) {
 	t.Helper()
 	creds := r.secretData("fed-credentials")
 	for _, k := range []string{"ca.crt", "apiserver.crt", "apiserver.key", "controller-manager.kubeconfig", "controller-manager.crt",
-		"controller-manager.key", "etcd-ca.crt", "etcd-server.crt", "etcd-server.key", "etcd-client.crt", "etcd-client.key", "encryption-config.yaml"} {
+		"controller-manager.key", "etcd-ca.crt", "etcd-server.crt", "etcd-server.key", "etcd-client.crt", "etcd-client.key", "encryption-config.yaml", "service-account.key"} {
 		assert.NotEmpty(t, creds[k], "fed-credentials key %s", k)
 	}
+	// The service-account signing key parses as the apiserver reads it.
+	_, err := keyutil.ParsePrivateKeyPEM([]byte(creds["service-account.key"]))
+	require.NoError(t, err, "service-account.key")
 	assert.Equal(t, "keep", r.get("Secret", "fed-credentials").GetAnnotations()["helm.sh/resource-policy"])
 	roots, etcdRoots := x509.NewCertPool(), x509.NewCertPool()
 	require.True(t, roots.AppendCertsFromPEM([]byte(creds["ca.crt"])))

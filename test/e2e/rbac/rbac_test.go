@@ -48,6 +48,7 @@ func TestRBAC(t *testing.T) {
 		{"refused at the federation", refusedAtFederation},
 		{"never written in a namespace the member owns", memberOwnNamespace},
 		{"the federation's identity in a member", federationIdentity},
+		{"the federation's ServiceAccounts authenticate to it, not to members", serviceAccountTokens},
 		{"unjoin removes the federation's RBAC rights", unjoin},
 	}
 	for _, s := range steps {

@@ -49,12 +49,12 @@ type haServer struct {
 
 // startHAServer starts an apiserver on the test's etcd, as kubefed init
 // --ha starts its apiservers (on one etcd), each on a port of its own.
-func startHAServer(t *testing.T, name, etcdURL string) *haServer {
+func startHAServer(t *testing.T, name, etcdURL string, extraArgs ...string) *haServer {
 	t.Helper()
-	s, err := startServer(t.TempDir(), filepath.Join(t.TempDir(), "unused"),
+	s, err := startServer(t.TempDir(), filepath.Join(t.TempDir(), "unused"), append([]string{
 		"--etcd-servers", etcdURL, "--etcd-prefix", "/federation-ha",
 		// No controller manager removes the federation's finalizer here.
-		"--disable-admission-plugins=FederationFinalizer")
+		"--disable-admission-plugins=FederationFinalizer"}, extraArgs...)...)
 	require.NoError(t, err, "starting apiserver %s", name)
 	t.Cleanup(s.stop)
 	cfg, err := clientcmd.BuildConfigFromFlags("", s.tokenConfig)
