@@ -7,9 +7,6 @@
 //     kube-apiserver's DenyServiceExternalIPs: every member's kube-proxy
 //     would route those addresses, anyone's, to the Service
 //     (CVE-2020-8554);
-//   - a service-account token Secret, which makes each member mint a token
-//     of the account it names, naming an account the federation does not
-//     propagate: the token would be a member's own account's;
 //   - a pod spec (a Pod's, or the template of a Deployment, ReplicaSet,
 //     DaemonSet, StatefulSet, Job, ReplicationController or CronJob, in
 //     every group and version served) whose serviceAccountName (or its
@@ -142,9 +139,6 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 	case *api.Service:
 		oldService, _ := old.(*api.Service)
 		errs = append(p.validateExternalIPs(o, oldService), validateExternalName(o, oldService)...)
-	case *api.Secret:
-		oldSecret, _ := old.(*api.Secret)
-		errs, err = p.validateTokenSecret(ctx, a.GetNamespace(), o, oldSecret)
 	case *api.PersistentVolumeClaim:
 		var oldSpec *api.PersistentVolumeClaimSpec
 		if oldClaim, ok := old.(*api.PersistentVolumeClaim); ok {
@@ -221,24 +215,6 @@ func (p *Plugin) allowedList() string {
 		s[i] = n.String()
 	}
 	return strings.Join(s, ", ")
-}
-
-// validateTokenSecret refuses a service-account token Secret naming a
-// service account the federation does not propagate in its namespace.
-func (p *Plugin) validateTokenSecret(ctx context.Context, ns string, s, old *api.Secret) (field.ErrorList, error) {
-	if s.Type != api.SecretTypeServiceAccountToken {
-		return nil, nil
-	}
-	name := s.Annotations[api.ServiceAccountNameKey]
-	if old != nil && old.Type == s.Type && old.Annotations[api.ServiceAccountNameKey] == name {
-		return nil, nil
-	}
-	why, err := p.unpropagatedAccount(ctx, ns, name)
-	if why == "" || err != nil {
-		return nil, err
-	}
-	return field.ErrorList{field.Invalid(field.NewPath("metadata", "annotations").Key(api.ServiceAccountNameKey), name,
-		why+": each member would mint into this Secret a token of that cluster's own account of that name")}, nil
 }
 
 // validatePodSpec refuses a pod spec, if obj has one, whose service

@@ -178,40 +178,6 @@ func TestPodSpecServiceAccount(t *testing.T) {
 	}
 }
 
-func TestTokenSecrets(t *testing.T) {
-	p := newPlugin(t)
-	secret := func(typ api.SecretType, sa string, labels map[string]string) *api.Secret {
-		return &api.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "x", Labels: labels,
-			Annotations: map[string]string{api.ServiceAccountNameKey: sa}}, Type: typ}
-	}
-	token := api.SecretTypeServiceAccountToken
-	cases := []struct {
-		name string
-		obj  *api.Secret
-		old  *api.Secret
-		want string
-	}{
-		{name: "a token of an account the federation propagates", obj: secret(token, "app", nil)},
-		{name: "a token of an account that does not exist", obj: secret(token, "ghost", nil),
-			want: `metadata.annotations[kubernetes.io/service-account.name]: Invalid value: "ghost": no ServiceAccount "ghost" exists at the federation in the namespace "team-a"`},
-		{name: "a token of the default account, which the federation does not have", obj: secret(token, "default", nil),
-			want: `no ServiceAccount "default" exists`},
-		{name: "a token of a local account", obj: secret(token, "kept", nil),
-			want: `metadata.annotations[kubernetes.io/service-account.name]: Invalid value: "kept": the ServiceAccount "kept" is labelled federation.kubernetes.io/local=true`},
-		{name: "a local token Secret", obj: secret(token, "ghost", local)},
-		{name: "an Opaque Secret with the annotation", obj: secret(api.SecretTypeOpaque, "ghost", nil)},
-		{name: "an update that keeps the account", obj: secret(token, "ghost", nil), old: secret(token, "ghost", nil)},
-		{name: "an update that makes it propagated", obj: secret(token, "ghost", nil), old: secret(token, "ghost", local),
-			want: `no ServiceAccount "ghost"`},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			err := validate(p, api.SchemeGroupVersion.WithResource("secrets"), "", "team-a", c.obj, c.old)
-			verdict(t, err, wants(c.want)...)
-		})
-	}
-}
-
 func TestExternalIPs(t *testing.T) {
 	service := func(labels map[string]string, ips ...string) *api.Service {
 		return &api.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "x", Labels: labels}, Spec: api.ServiceSpec{ExternalIPs: ips}}

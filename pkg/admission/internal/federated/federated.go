@@ -24,8 +24,8 @@ import (
 
 // Propagated reports whether obj, of resource gr in namespace ns, would be
 // propagated with the defaults: not in (or, for a Namespace, not) a
-// never-propagated namespace, not labelled local, and not a Secret of a
-// type of federatedtypes.DefaultLocalSecretTypes. federatedtypes.Local
+// never-propagated namespace, not labelled local, and not a token Secret
+// or a Secret of a type of federatedtypes.DefaultLocalSecretTypes. federatedtypes.Local
 // knows the Secret types of external objects only; admission sees internal
 // ones. The controller manager's --local-secret-types may keep more
 // Secrets at the federation: the apiserver does not know it, so it checks
@@ -34,7 +34,9 @@ func Propagated(gr schema.GroupResource, ns string, obj metav1.Object) bool {
 	if federatedtypes.NeverPropagated(gr, ns, obj.GetName()) || federatedtypes.Local(obj) {
 		return false
 	}
-	if s, ok := obj.(*api.Secret); ok && slices.Contains(federatedtypes.DefaultLocalSecretTypes, string(s.Type)) {
+	// Token Secrets hold the federation's own tokens: always local
+	// (federatedtypes.LocalWith).
+	if s, ok := obj.(*api.Secret); ok && (s.Type == api.SecretTypeServiceAccountToken || slices.Contains(federatedtypes.DefaultLocalSecretTypes, string(s.Type))) {
 		return false
 	}
 	return true

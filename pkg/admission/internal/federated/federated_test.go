@@ -24,7 +24,8 @@ func TestPropagated(t *testing.T) {
 		obj  metav1.Object
 		want bool
 	}{
-		{"a Secret", secrets, "team-a", &api.Secret{Type: api.SecretTypeServiceAccountToken}, true},
+		{"a Secret", secrets, "team-a", &api.Secret{Type: api.SecretTypeOpaque}, true},
+		{"a token Secret: the federation's own token", secrets, "team-a", &api.Secret{Type: api.SecretTypeServiceAccountToken}, false},
 		{"a local Secret", secrets, "team-a", &api.Secret{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"federation.kubernetes.io/local": "true"}}}, false},
 		{"a Helm release", secrets, "team-a", &api.Secret{Type: "helm.sh/release.v1"}, false},
 		{"a Secret of kube-system", secrets, "kube-system", &api.Secret{}, false},
