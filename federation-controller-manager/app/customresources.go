@@ -22,6 +22,7 @@ func startCustomResources(_ context.Context, cc *ControllerContext) (func(contex
 	if err != nil {
 		return nil, err
 	}
+	c.WatchTombstones(cc.TombstoneInformers.Core().V1().ConfigMaps())
 	return c.Run, nil
 }
 

@@ -116,11 +116,15 @@ type Server struct {
 
 // New creates the server and installs every served API group.
 func (c CompletedConfig) New() (*Server, error) {
+	// Deletions of every federated type are recorded in tombstones, also
+	// those of Roles and RoleBindings, served with the access groups, and
+	// of custom resources, served by the apiextensions server.
+	tombstones := &tombstoneWriter{now: time.Now}
 	delegate := genericapiserver.NewEmptyDelegate()
 	var ext *apiextensionsapiserver.CustomResourceDefinitions
 	if c.apiExtensions != nil {
 		var err error
-		if ext, err = c.apiExtensions.Complete().New(delegate); err != nil {
+		if ext, err = withCustomResourceDeletions(c.apiExtensions, tombstones).Complete().New(delegate); err != nil {
 			return nil, fmt.Errorf("creating the custom resources' API server: %w", err)
 		}
 		delegate = ext.GenericAPIServer
@@ -138,9 +142,6 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Deletions of every federated type are recorded in tombstones, also
-	// those of Roles and RoleBindings, served with the access groups.
-	tombstones := &tombstoneWriter{now: time.Now}
 	hub := tunnel.NewHub()
 	proxy, err := c.memberProxy(hub)
 	if err != nil {

@@ -183,18 +183,29 @@ func (s *tombstoning) DeleteCollection(ctx context.Context, deleteValidation res
 }
 
 // propagationPolicy is the policy a delete with options has on obj, decided
-// as the generic store decides it (shouldOrphanDependents,
-// shouldDeleteDependents): the options, else the finalizers the object
-// already has, else the type's default. Without garbage collection the
-// store adds no finalizer, and every delete is at once.
+// as the generic store decides it (deletionPolicy).
 func propagationPolicy(ctx context.Context, store *registry.Store, obj metav1.Object, options *metav1.DeleteOptions) metav1.DeletionPropagation {
-	const background, orphan, foreground = metav1.DeletePropagationBackground, metav1.DeletePropagationOrphan, metav1.DeletePropagationForeground
 	defaultPolicy := rest.GarbageCollectionPolicy("")
 	if gc, ok := store.DeleteStrategy.(rest.GarbageCollectionDeleteStrategy); ok {
 		defaultPolicy = gc.DefaultGarbageCollectionPolicy(ctx)
 	}
-	if !store.EnableGarbageCollection || defaultPolicy == rest.Unsupported {
+	return deletionPolicy(store.EnableGarbageCollection, defaultPolicy, obj, options)
+}
+
+// deletionPolicy is the policy a delete with options has on obj in a store
+// with garbage collection gc and the type's default policy, as the generic
+// store decides it (shouldOrphanDependents, shouldDeleteDependents): the
+// options, else the finalizers the object already has, else the type's
+// default. Without garbage collection the store adds no finalizer, and
+// every delete is at once.
+func deletionPolicy(gc bool, defaultPolicy rest.GarbageCollectionPolicy, obj metav1.Object, options *metav1.DeleteOptions) metav1.DeletionPropagation {
+	const background, orphan, foreground = metav1.DeletePropagationBackground, metav1.DeletePropagationOrphan, metav1.DeletePropagationForeground
+	if !gc || defaultPolicy == rest.Unsupported {
 		return background
+	}
+	if options == nil {
+		// As the store: nil is a delete without options.
+		options = &metav1.DeleteOptions{}
 	}
 	//nolint:staticcheck // orphanDependents is deprecated, and still honoured.
 	if options.OrphanDependents != nil {

@@ -43,8 +43,13 @@ type Type struct {
 	AdoptsMemberMade bool
 	// Finalized types are held at deletion by the controller's finalizer,
 	// as Namespaces are, because their storage records no tombstones
-	// (CustomResourceDefinitions and custom resources).
+	// (CustomResourceDefinitions).
 	Finalized bool
+	// DropsFinalizer types were Finalized and now record their deletions
+	// in tombstones (custom resources): our finalizer on an object made
+	// before comes off at its next reconcile, else its deletion would
+	// still wait for it.
+	DropsFinalizer bool
 	// Fields are the top-level fields that travel besides metadata, such as
 	// "spec" or "data".
 	Fields []string

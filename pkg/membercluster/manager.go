@@ -254,6 +254,15 @@ func (m *Manager) RestartUnsynced(cluster string, gvr schema.GroupVersionResourc
 	}
 }
 
+// Forbidden reports whether a member's cache of gvr has not synced because
+// the federation may not read gvr there: nothing of ours can be there.
+func (m *Manager) Forbidden(cluster string, gvr schema.GroupVersionResource) bool {
+	if mem := m.member(cluster); mem != nil {
+		return mem.forbidden(gvr)
+	}
+	return false
+}
+
 // Informers counts the informers a member runs, 0 for a cluster that has
 // none.
 func (m *Manager) Informers(cluster string) int {

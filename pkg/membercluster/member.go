@@ -49,7 +49,9 @@ type resourceInformer struct {
 	informers.GenericInformer
 	// metadataOnly: the informer holds only metadata.
 	metadataOnly bool
-	cancel       context.CancelFunc
+	// errors are its list and watch errors (forbidden.go).
+	errors *watchErrors
+	cancel context.CancelFunc
 	// done is closed when the informer's goroutines have returned.
 	done chan struct{}
 }
@@ -114,7 +116,9 @@ func (m *member) start(gvr schema.GroupVersionResource, metadataOnly bool) *reso
 	_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: notify, UpdateFunc: func(_, obj any) { notify(obj) }, DeleteFunc: notify,
 	})
-	r := &resourceInformer{GenericInformer: inf, metadataOnly: metadataOnly, cancel: cancel, done: make(chan struct{})}
+	errs := &watchErrors{cluster: m.name, gvr: gvr}
+	_ = inf.Informer().SetWatchErrorHandlerWithContext(errs.handle)
+	r := &resourceInformer{GenericInformer: inf, metadataOnly: metadataOnly, errors: errs, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
 		inf.Informer().RunWithContext(ctx)
@@ -163,6 +167,13 @@ func (m *member) restartUnsynced(gvr schema.GroupVersionResource) {
 	m.informer[gvr] = m.start(gvr, old.metadataOnly)
 	m.mu.Unlock()
 	old.stop()
+}
+
+// forbidden reports whether the informer of a resource has not synced
+// because the federation may not read the resource there (forbidden.go).
+func (m *member) forbidden(gvr schema.GroupVersionResource) bool {
+	r := m.resourceInformer(gvr)
+	return r != nil && r.errors.forbidden.Load() && !r.Informer().HasSynced()
 }
 
 // resourceInformer returns the informer of a resource, nil when it is not

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -51,6 +52,9 @@ type Controller struct {
 	enabled  func(crd string) bool
 	recorder record.EventRecorder
 	opts     propagation.Options
+	// tombstones are the federation's tombstones (WatchTombstones); nil
+	// when not watched.
+	tombstones coreinformers.ConfigMapInformer
 	// queue holds CRD names.
 	queue workqueue.TypedRateLimitingInterface[string]
 
@@ -91,6 +95,13 @@ func New(fed dynamic.Interface, crds informers.GenericInformer, members Manager,
 		return nil, err
 	}
 	return c, nil
+}
+
+// WatchTombstones has each custom resource's controller delete the member
+// copies of deleted custom resources from their tombstones, which the
+// federation apiserver writes as it deletes them. Call it before Run.
+func (c *Controller) WatchTombstones(informer coreinformers.ConfigMapInformer) {
+	c.tombstones = informer
 }
 
 // Run starts and stops the custom resources' controllers until ctx ends,
@@ -184,6 +195,11 @@ func (c *Controller) start(ctx context.Context, crd *apiextensionsv1.CustomResou
 	pc, err := propagation.New(t, c.fed, informer, members, c.recorder, c.opts)
 	if err != nil {
 		return err
+	}
+	if c.tombstones != nil {
+		if err := pc.WatchTombstones(c.tombstones); err != nil {
+			return fmt.Errorf("CustomResourceDefinition %s: %w", crd.Name, err)
+		}
 	}
 	runCtx, cancel := context.WithCancel(parent)
 	r := &running{uid: string(crd.UID), generation: crd.Generation, aggregation: crd.Annotations[AggregationAnnotation],

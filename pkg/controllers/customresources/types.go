@@ -61,8 +61,10 @@ func Type(crd *apiextensionsv1.CustomResourceDefinition) (*federatedtypes.Type, 
 		Kind:       crd.Spec.Names.Kind,
 		Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
 		Fields:     fields(version),
-		Finalized:  true,
-		Prune:      pruneClusterStatus,
+		// Deleted at once, from a tombstone, as the built-in types; those
+		// made when our finalizer held their deletion have it taken off.
+		DropsFinalizer: true,
+		Prune:          pruneClusterStatus,
 	}
 	if version.Subresources != nil && version.Subresources.Status != nil {
 		t.Status = statusOf(rules)

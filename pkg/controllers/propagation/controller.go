@@ -116,6 +116,9 @@ type Controller struct {
 	// tombstonesSynced tells when the tombstones' informer synced; nil
 	// when they are not watched (tombstones.go).
 	tombstonesSynced cache.InformerSynced
+	// unwatchTombstones removes the tombstones' handler when Run returns;
+	// nil when they are not watched.
+	unwatchTombstones func()
 	// initial tells when every object found at start was reconciled
 	// (initial.go).
 	initial *initialSync
@@ -286,6 +289,9 @@ func (c *Controller) enqueueAll(namespace string) {
 func (c *Controller) Run(ctx context.Context) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
+	if c.unwatchTombstones != nil {
+		defer c.unwatchTombstones()
+	}
 	logger := klog.FromContext(ctx).WithValues("controller", c.typ.Name)
 	ctx = klog.NewContext(ctx, logger)
 	logger.Info("Starting controller", "workers", c.opts.Workers)

@@ -150,12 +150,18 @@ func (c *Controller) current(key string) (*unstructured.Unstructured, error) {
 // plugin did not, or to an object of a Finalized type, and returns the
 // object as written; nil when our cache was behind and the object is looked
 // at again shortly. Other objects get none: their deletions are recorded in
-// tombstones (tombstones.go).
+// tombstones (tombstones.go); of a DropsFinalizer type, one made before
+// has it taken off.
 func (c *Controller) ensureFinalizer(ctx context.Context, key string, fed *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	if (!c.typ.Namespace && !c.typ.Finalized) || slices.Contains(fed.GetFinalizers(), federationv1beta1.FinalizerDeleteFromUnderlyingClusters) {
+	held := slices.Contains(fed.GetFinalizers(), federationv1beta1.FinalizerDeleteFromUnderlyingClusters)
+	switch want := c.typ.Namespace || c.typ.Finalized; {
+	case want && !held:
+		fed.SetFinalizers(append(fed.GetFinalizers(), federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
+	case !want && held && c.typ.DropsFinalizer:
+		fed.SetFinalizers(withoutFinalizer(fed.GetFinalizers(), federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
+	default:
 		return fed, nil
 	}
-	fed.SetFinalizers(append(fed.GetFinalizers(), federationv1beta1.FinalizerDeleteFromUnderlyingClusters))
 	updated, err := c.objs.Resource(fed.GetNamespace()).Update(ctx, fed, metav1.UpdateOptions{})
 	if apierrors.IsConflict(err) {
 		// Our cache is behind (often: the finalizer is already there):
@@ -164,9 +170,14 @@ func (c *Controller) ensureFinalizer(ctx context.Context, key string, fed *unstr
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("adding finalizer to %s %s: %w", c.typ.Kind, key, err)
+		return nil, fmt.Errorf("updating the finalizers of %s %s: %w", c.typ.Kind, key, err)
 	}
 	return updated, nil
+}
+
+// withoutFinalizer returns finalizers without f.
+func withoutFinalizer(finalizers []string, f string) []string {
+	return slices.DeleteFunc(slices.Clone(finalizers), func(s string) bool { return s == f })
 }
 
 // placedClusters returns the Ready clusters that should hold a copy of fed.

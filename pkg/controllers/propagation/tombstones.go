@@ -25,7 +25,8 @@ func TombstoneSelector(o *metav1.ListOptions) {
 
 // WatchTombstones has the controller act on the tombstones of its type, from
 // the shared informer of tombstone.Namespace's ConfigMaps selected by
-// TombstoneSelector.
+// TombstoneSelector. Its handler stays on the informer while Run runs:
+// controllers of custom resources come and go with their CRDs.
 func (c *Controller) WatchTombstones(informer coreinformers.ConfigMapInformer) error {
 	inf := informer.Informer()
 	if _, ok := inf.GetIndexer().GetIndexers()[release.TombstoneIndex]; !ok {
@@ -34,13 +35,17 @@ func (c *Controller) WatchTombstones(informer coreinformers.ConfigMapInformer) e
 		}
 	}
 	c.r.UseTombstones(inf.GetIndexer())
-	c.tombstonesSynced = inf.HasSynced
-	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.tombstoneChanged,
 		UpdateFunc: func(_, obj any) { c.tombstoneChanged(obj) },
 		DeleteFunc: c.tombstoneChanged,
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	c.tombstonesSynced = reg.HasSynced
+	c.unwatchTombstones = func() { _ = inf.RemoveEventHandler(reg) }
+	return nil
 }
 
 // tombstoneChanged enqueues the object of a tombstone of our type.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -13,7 +14,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+
 	"k8s.io/client-go/rest"
+
+	"github.com/federation-v1/federation/pkg/poll"
 
 	"github.com/federation-v1/federation/test/fedenv"
 	"github.com/federation-v1/federation/test/memberenv"
@@ -130,10 +135,41 @@ func TestCustomResources(t *testing.T) {
 		})
 	})
 
-	t.Run("a custom resource deleted at the federation goes from every member", func(t *testing.T) {
+	t.Run("a custom resource deleted at the federation goes at once, then from every member", func(t *testing.T) {
 		f := f.in(t)
+		events := f.watchNamed(certificates, "web")
 		f.Kubectl("delete", "certificate", "web", "-n", "e2e", "--timeout=60s")
+		assert.Equal(t, []watch.EventType{watch.Added, watch.Deleted}, events(),
+			"a watch at the federation sees the delete as a cluster's does")
 		f.WaitAbsent(three, certificates, "e2e", "web")
+	})
+
+	t.Run("a collection's delete leaves no copy behind", func(t *testing.T) {
+		f := f.in(t)
+		for _, name := range []string{"batch-1", "batch-2"} {
+			f.Apply(labelled(certificate(name, `[{"key":"certs","operator":"in","values":["yes"]}]`), "batch=yes"))
+		}
+		for _, name := range []string{"batch-1", "batch-2"} {
+			f.WaitIn([]string{"cluster1", "cluster2"}, certificates, "e2e", name, nil)
+		}
+		require.NoError(t, f.fed.Resource(certificates).Namespace("e2e").DeleteCollection(context.Background(),
+			metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "batch=yes"}))
+		for _, name := range []string{"batch-1", "batch-2"} {
+			f.WaitAbsent(three, certificates, "e2e", name)
+		}
+	})
+
+	t.Run("an orphan delete keeps the copies, no longer the federation's", func(t *testing.T) {
+		f := f.in(t)
+		f.Apply(certificate("kept", `[{"key":"certs","operator":"in","values":["yes"]}]`))
+		f.WaitIn([]string{"cluster1", "cluster2"}, certificates, "e2e", "kept", nil)
+		f.Kubectl("delete", "certificate", "kept", "-n", "e2e", "--cascade=orphan", "--timeout=60s")
+		f.WaitIn([]string{"cluster1", "cluster2"}, certificates, "e2e", "kept", func(o *unstructured.Unstructured) error {
+			if name := o.GetLabels()["federation.kubernetes.io/federation-name"]; name != "" {
+				return fmt.Errorf("still labelled as federation %s's", name)
+			}
+			return nil
+		})
 	})
 
 	t.Run("a member's own CRD of the same name is left alone", func(t *testing.T) {
@@ -153,6 +189,36 @@ func TestCustomResources(t *testing.T) {
 		own, err = f.MemberObject(context.Background(), "cluster3", crds, "", "gadgets.certs.example.com")
 		require.NoError(t, err)
 		assert.NotNil(t, own, "cluster3's own CRD stays")
+	})
+
+	t.Run("a group no member was joined for: deletions do not wait, the member watch backs off", func(t *testing.T) {
+		f := f.in(t)
+		f.Apply(gizmoCRD)
+		f.Kubectl("wait", "--for=condition=Established", "crd/gizmos.other.example.com", "--timeout=30s")
+		f.Apply("apiVersion: other.example.com/v1\nkind: Gizmo\nmetadata: {name: g, namespace: e2e}\nspec: {size: 1}\n")
+		// Its copies are refused in every member.
+		f.WaitEvents("g", "InClusterFailed", "forbidden")
+
+		// Over 10 s, the member watches of the group, failing with
+		// forbidden, log a few lines, not one per retry within seconds.
+		log := filepath.Join(u.PlaneDir("fed"), "logs", "controller-manager.log")
+		before := forbiddenLines(t, log, "other.example.com")
+		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(time.Second) {
+			require.LessOrEqual(t, forbiddenLines(t, log, "other.example.com")-before, 6,
+				"forbidden member watch failures of other.example.com logged within 10 s, in %s", log)
+		}
+		for _, what := range [][]string{{"gizmo", "g", "-n", "e2e"}, {"crd", "gizmos.other.example.com"}} {
+			start := time.Now()
+			f.Kubectl(append([]string{"delete", "--timeout=30s"}, what...)...)
+			require.NoError(t, poll.Until(context.Background(), 10*time.Second, "the federated "+what[0]+" gone", func(ctx context.Context) error {
+				_, err := f.User.Kubectl().Run(ctx, append([]string{"--context=fed", "get"}, what...)...)
+				if err == nil {
+					return fmt.Errorf("still there")
+				}
+				return nil
+			}))
+			assert.Less(t, time.Since(start), 15*time.Second, "deleting %v waits for no member", what)
+		}
 	})
 
 	t.Run("--controllers turns one custom resource's propagation off", func(t *testing.T) {

@@ -3,6 +3,8 @@ package crds_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -204,4 +207,71 @@ func (f *fixture) waitFederated(gvr schema.GroupVersionResource, name string, ch
 		}
 		return check(obj)
 	}))
+}
+
+// labelled adds a label (key=value) to a manifest's metadata.
+func labelled(manifest, label string) string {
+	key, value, _ := strings.Cut(label, "=")
+	return strings.Replace(manifest, "metadata:\n", fmt.Sprintf("metadata:\n  labels: {%s: %q}\n", key, value), 1)
+}
+
+// watchNamed watches the federated object name in e2e with a real client
+// watch from now, and returns a function that waits (within converge) for
+// its DELETED event and returns the types of the events seen until then,
+// the first the ADDED of the object as it is.
+func (f *fixture) watchNamed(gvr schema.GroupVersionResource, name string) func() []watch.EventType {
+	f.T.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), converge)
+	w, err := f.fed.Resource(gvr).Namespace("e2e").Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+	require.NoError(f.T, err)
+	return func() []watch.EventType {
+		f.T.Helper()
+		defer cancel()
+		defer w.Stop()
+		var seen []watch.EventType
+		for ev := range w.ResultChan() {
+			seen = append(seen, ev.Type)
+			if ev.Type == watch.Deleted {
+				return seen
+			}
+		}
+		f.T.Fatalf("no DELETED event of %s %s within %s; saw %v", gvr.Resource, name, converge, seen)
+		return nil
+	}
+}
+
+// gizmoCRD is of a group no member was joined for
+// (--custom-resource-groups names only certs.example.com).
+const gizmoCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gizmos.other.example.com
+spec:
+  group: other.example.com
+  scope: Namespaced
+  names: {plural: gizmos, singular: gizmo, kind: Gizmo}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {size: {type: integer}}}
+`
+
+// forbiddenLines counts the lines of the controller manager's log that say
+// a member refused it something of group.
+func forbiddenLines(t *testing.T, log, group string) int {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	require.NoError(t, err, "the controller manager's log")
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, group) && strings.Contains(strings.ToLower(line), "forbidden") {
+			n++
+		}
+	}
+	return n
 }

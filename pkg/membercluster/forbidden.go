@@ -1,0 +1,71 @@
+package membercluster
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+)
+
+// A member informer whose list or watch is forbidden (the federation's
+// account there has no rights on the resource: a custom resource group the
+// member was not joined for) would retry within seconds for as long as it
+// runs, each failure logged, until the member's access changes, which
+// takes a `kubefed join --refresh`. It backs off instead, doubling from
+// forbiddenFirstDelay to forbiddenMaxDelay, and says so once; and the
+// cluster is known to hold nothing of ours there (Forbidden), so that a
+// deletion does not wait for it.
+
+const (
+	forbiddenFirstDelay = time.Second
+	forbiddenMaxDelay   = 5 * time.Minute
+)
+
+// nextForbiddenDelay is the wait after a forbidden list or watch that
+// followed a wait of last (0 for the first).
+func nextForbiddenDelay(last time.Duration) time.Duration {
+	if last <= 0 {
+		return forbiddenFirstDelay
+	}
+	return min(2*last, forbiddenMaxDelay)
+}
+
+// watchErrors handles the list and watch errors of one member informer.
+// The reflector calls handle from its own loop and retries when it
+// returns: handle's wait is the informer's back-off.
+type watchErrors struct {
+	cluster string
+	gvr     schema.GroupVersionResource
+	// forbidden: the last error was forbidden.
+	forbidden atomic.Bool
+	// delay is the last wait; only the reflector's loop uses it.
+	delay time.Duration
+}
+
+func (w *watchErrors) handle(ctx context.Context, r *cache.Reflector, err error) {
+	if !apierrors.IsForbidden(err) {
+		w.forbidden.Store(false)
+		w.delay = 0
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+		return
+	}
+	first := !w.forbidden.Swap(true)
+	w.delay = nextForbiddenDelay(w.delay)
+	logger := klog.FromContext(ctx)
+	if first {
+		logger.Info("The federation may not read this resource in the member; retrying with a back-off",
+			"cluster", w.cluster, "resource", w.gvr.String(), "maxBackoff", forbiddenMaxDelay, "err", err)
+	} else {
+		logger.V(4).Info("Still forbidden to read the resource in the member", "cluster", w.cluster, "resource", w.gvr.String(), "retryIn", w.delay)
+	}
+	t := time.NewTimer(w.delay)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
