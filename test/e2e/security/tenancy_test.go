@@ -440,9 +440,9 @@ func tenancyExternalIPs(f *fixture) {
 	}
 }
 
-// tenancyServiceAccounts: a token Secret or a pod's service account naming
-// an account the federation does not propagate would make the member mint
-// that account's token, or run as it, in the tenant's namespace.
+// tenancyServiceAccounts: a pod's service account naming an account the
+// federation does not propagate would run as the member's account of that
+// name in the tenant's namespace; a token Secret never reaches a member.
 func tenancyServiceAccounts(f *fixture) {
 	ctx := context.Background()
 	ns := tenantNamespace
@@ -456,8 +456,20 @@ func tenancyServiceAccounts(f *fixture) {
 	for _, account := range []string{"sec-deployer", "sec-nobody"} {
 		token := fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata:\n  name: sec-token-%s\n  namespace: %s\n  annotations: {kubernetes.io/service-account.name: %s}\ntype: kubernetes.io/service-account-token\n",
 			account, ns, account)
+		// Token Secrets stay at the federation (they hold its own
+		// tokens); as on a cluster, one naming an account that does not
+		// exist there is deleted, and no member ever sees it.
 		out, err := f.applyAs(tenant, token)
-		f.refused(out, err, "kubernetes.io/service-account.name")
+		require.NoError(f.t, err, out)
+		require.NoError(f.t, poll.Until(ctx, converge, "the token Secret of "+account+", which has no account at the federation, to go", func(ctx context.Context) error {
+			out, err := f.as("fed", "get", "secret", "sec-token-"+account, "-n", ns, "-o", "name")
+			if err != nil && strings.Contains(err.Error(), "NotFound") {
+				return nil
+			}
+			return fmt.Errorf("still there: %s %v", out, err)
+		}))
+		_, err = mc.CoreV1().Secrets(ns).Get(ctx, "sec-token-"+account, metav1.GetOptions{})
+		assert.True(f.t, apierrors.IsNotFound(err), "the member has no sec-token-%s: %v", account, err)
 		out, err = f.applyAs(tenant, workloadManifest(ns, "sec-runs-as-"+account, "", "      serviceAccountName: "+account+"\n"))
 		f.refused(out, err, "serviceAccountName")
 	}
