@@ -11,6 +11,7 @@ package membersonly
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/warning"
 	api "k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/kubernetes/pkg/printers"
@@ -125,8 +127,19 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 }
 
 // Watch implements rest.Watcher: a watch that never sends, until the
-// client or the request's timeout stops it.
-func (r *REST) Watch(context.Context, *metainternalversion.ListOptions) (watch.Interface, error) {
+// client or the request's timeout stops it. Its resource version is
+// checked as kube-apiserver checks it: not a number is a 400, and one
+// beyond the lists' is too large (a reflector lists again).
+func (r *REST) Watch(_ context.Context, options *metainternalversion.ListOptions) (watch.Interface, error) {
+	if options != nil && options.ResourceVersion != "" {
+		rv, err := strconv.ParseUint(options.ResourceVersion, 10, 64)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q: %v", options.ResourceVersion, err))
+		}
+		if current, _ := strconv.ParseUint(listResourceVersion, 10, 64); rv > current {
+			return nil, storage.NewTooLargeResourceVersionError(rv, current, 1)
+		}
+	}
 	// Not watch.NewEmptyWatch: its channel is closed at once, and an
 	// informer would list again right away, forever.
 	return watch.NewFake(), nil

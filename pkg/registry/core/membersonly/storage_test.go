@@ -13,6 +13,7 @@ import (
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/warning"
 	api "k8s.io/kubernetes/pkg/apis/core"
 )
@@ -86,4 +87,17 @@ func TestWatchStaysOpenUntilStopped(t *testing.T) {
 	w.Stop()
 	_, open := <-w.ResultChan()
 	assert.False(t, open, "stopped")
+}
+
+func TestWatchChecksItsResourceVersion(t *testing.T) {
+	pods := Stores()["pods"].(*REST)
+	for _, rv := range []string{"", "0", listResourceVersion} {
+		w, err := pods.Watch(context.Background(), &metainternalversion.ListOptions{ResourceVersion: rv})
+		require.NoError(t, err, "from %q", rv)
+		w.Stop()
+	}
+	_, err := pods.Watch(context.Background(), &metainternalversion.ListOptions{ResourceVersion: "abc"})
+	assert.True(t, apierrors.IsBadRequest(err), "%v", err)
+	_, err = pods.Watch(context.Background(), &metainternalversion.ListOptions{ResourceVersion: "999999999"})
+	assert.True(t, storage.IsTooLargeResourceVersion(err), "%v", err)
 }
