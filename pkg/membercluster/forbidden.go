@@ -2,6 +2,9 @@ package membercluster
 
 import (
 	"context"
+	"errors"
+	"regexp"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -68,4 +71,33 @@ func (w *watchErrors) handle(ctx context.Context, r *cache.Reflector, err error)
 	case <-ctx.Done():
 	case <-t.C:
 	}
+}
+
+// Unauthorized is a member's authorizer refusing the federation's account
+// a request: the verb, resource (without its subresource) and API group
+// its message names, as Kubernetes words it: `widgets.example.com "w" is
+// forbidden: User "..." cannot create resource "widgets" in API group
+// "example.com" in the namespace "ns"`. Other 403s (an admission policy
+// or webhook saying no) are not.
+type Unauthorized struct {
+	Verb, Resource, Group string
+}
+
+// unauthorizedMessage is the authorizer's part of a Forbidden message
+// (k8s.io/apiserver's responsewriters.forbiddenMessage).
+var unauthorizedMessage = regexp.MustCompile(`is forbidden: User "(?:[^"\\]|\\.)*" cannot ([a-z]+) resource "([^"]*)" in API group "([^"]*)"`)
+
+// AsUnauthorized reports whether err is a 403 of the member's authorizer,
+// and what it refused.
+func AsUnauthorized(err error) (Unauthorized, bool) {
+	var status apierrors.APIStatus
+	if !apierrors.IsForbidden(err) || !errors.As(err, &status) {
+		return Unauthorized{}, false
+	}
+	m := unauthorizedMessage.FindStringSubmatch(status.Status().Message)
+	if m == nil {
+		return Unauthorized{}, false
+	}
+	resource, _, _ := strings.Cut(m[2], "/")
+	return Unauthorized{Verb: m[1], Resource: resource, Group: m[3]}, true
 }

@@ -3,6 +3,7 @@ package membercluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -48,4 +49,37 @@ func TestForbiddenWatchErrorWaitsAndIsRemembered(t *testing.T) {
 	w.handle(ctx, cache.NewReflector(&cache.ListWatch{}, nil, cache.NewStore(cache.MetaNamespaceKeyFunc), 0), errors.New("connection refused"))
 	assert.False(t, w.forbidden.Load())
 	assert.Zero(t, w.delay)
+}
+
+func TestAsUnauthorizedReadsTheAuthorizersRefusal(t *testing.T) {
+	gizmos := schema.GroupResource{Group: "other.example.com", Resource: "gizmos"}
+	user := `User "system:serviceaccount:federation-system:federation-fed"`
+	for _, tc := range []struct {
+		name string
+		err  error
+		want Unauthorized
+		ok   bool
+	}{
+		{"create in a namespace", apierrors.NewForbidden(gizmos, "g", errors.New(user+` cannot create resource "gizmos" in API group "other.example.com" in the namespace "e2e"`)),
+			Unauthorized{Verb: "create", Resource: "gizmos", Group: "other.example.com"}, true},
+		{"get at the cluster scope", apierrors.NewForbidden(gizmos, "g", errors.New(user+` cannot get resource "gizmos" in API group "other.example.com" at the cluster scope`)),
+			Unauthorized{Verb: "get", Resource: "gizmos", Group: "other.example.com"}, true},
+		{"a subresource, no name", apierrors.NewForbidden(gizmos, "", errors.New(user+` cannot patch resource "gizmos/status" in API group "other.example.com" in the namespace "e2e"`)),
+			Unauthorized{Verb: "patch", Resource: "gizmos", Group: "other.example.com"}, true},
+		{"the core group", apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "p", errors.New(user+` cannot create resource "pods" in API group "" in the namespace "e2e"`)),
+			Unauthorized{Verb: "create", Resource: "pods", Group: ""}, true},
+		{"wrapped", fmt.Errorf("creating Gizmo e2e/g in cluster c1: %w", apierrors.NewForbidden(gizmos, "g", errors.New(user+` cannot create resource "gizmos" in API group "other.example.com" in the namespace "e2e"`))),
+			Unauthorized{Verb: "create", Resource: "gizmos", Group: "other.example.com"}, true},
+		{"the member's admission policy", apierrors.NewForbidden(gizmos, "g", errors.New(`ValidatingAdmissionPolicy 'federation-fed' with binding 'federation-fed' denied request: federation "fed" may write only the CustomResourceDefinitions of the groups certs.example.com in this cluster (policy federation-fed)`)), Unauthorized{}, false},
+		{"a webhook quoting the authorizer", apierrors.NewForbidden(gizmos, "g", errors.New(`admission webhook "w" denied the request: `+user+` cannot create resource "gizmos" in API group "other.example.com"`)), Unauthorized{}, false},
+		{"not a 403", apierrors.NewBadRequest(`gizmos "g" is forbidden: ` + user + ` cannot create resource "gizmos" in API group "other.example.com"`), Unauthorized{}, false},
+		{"not an API error", errors.New(`gizmos "g" is forbidden: ` + user + ` cannot create resource "gizmos" in API group "other.example.com"`), Unauthorized{}, false},
+		{"nil", nil, Unauthorized{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := AsUnauthorized(tc.err)
+			assert.Equal(t, tc.ok, ok)
+			assert.Equal(t, tc.want, got)
+		})
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/federation-v1/federation/pkg/poll"
+	"github.com/federation-v1/federation/pkg/processplane"
 
 	"github.com/federation-v1/federation/test/fedenv"
 	"github.com/federation-v1/federation/test/memberenv"
@@ -191,22 +193,59 @@ func TestCustomResources(t *testing.T) {
 		assert.NotNil(t, own, "cluster3's own CRD stays")
 	})
 
-	t.Run("a group no member was joined for: deletions do not wait, the member watch backs off", func(t *testing.T) {
+	t.Run("a group no member was joined for: told once per cluster, deletions do not wait, the member watch backs off", func(t *testing.T) {
 		f := f.in(t)
 		f.Apply(gizmoCRD)
 		f.Kubectl("wait", "--for=condition=Established", "crd/gizmos.other.example.com", "--timeout=30s")
-		f.Apply("apiVersion: other.example.com/v1\nkind: Gizmo\nmetadata: {name: g, namespace: e2e}\nspec: {size: 1}\n")
-		// Its copies are refused in every member.
-		f.WaitEvents("g", "InClusterFailed", "forbidden")
+		f.Apply(gizmo("g"))
+		// Its copies are refused in every member: told once per cluster,
+		// with the group and the fix.
+		f.waitNotGranted("g", three)
 
 		// Over 10 s, the member watches of the group, failing with
 		// forbidden, log a few lines, not one per retry within seconds.
-		log := filepath.Join(u.PlaneDir("fed"), "logs", "controller-manager.log")
+		log := filepath.Join(u.PlaneDir("fed"), "logs", processplane.ControllerManager+".log")
 		before := forbiddenLines(t, log, "other.example.com")
 		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(time.Second) {
 			require.LessOrEqual(t, forbiddenLines(t, log, "other.example.com")-before, 6,
 				"forbidden member watch failures of other.example.com logged within 10 s, in %s", log)
 		}
+		// Meanwhile the refused copies were tried again (doubling from 1 s):
+		// once something else reached the members, still one event per
+		// cluster, never counted again, and no failed-write events.
+		f.Apply(widget("after-gizmo"))
+		f.WaitIn(three, widgets, "e2e", "after-gizmo", nil)
+		byCluster, messages, err := f.notGranted(context.Background(), "g")
+		require.NoError(t, err)
+		for _, c := range three {
+			assert.Equal(t, []int64{1}, byCluster[c], "one %s event of gizmo g for %s, counted once: %q", notGrantedEvent, c, messages)
+		}
+		for _, m := range messages {
+			assert.Regexp(t, `kubefed join cluster\d --refresh --custom-resource-groups=other\.example\.com,GROUPS`, m)
+		}
+		assert.NotContains(t, f.Kubectl("get", "events", "-n", "e2e", "--field-selector=involvedObject.name=g"), "InClusterFailed",
+			"the refusals are not told at every retry")
+		// The Propagated condition says the same, not the members' 403.
+		require.NoError(t, poll.Until(context.Background(), converge, "gizmo g's Propagated condition naming every cluster", func(ctx context.Context) error {
+			out, err := f.User.Kubectl().Run(ctx, "--context=fed", "get", "gizmo", "g", "-n", "e2e",
+				`-o=jsonpath={.status.conditions[?(@.type=="Propagated")].status} {.status.conditions[?(@.type=="Propagated")].message}`)
+			if err != nil {
+				return err
+			}
+			if !strings.HasPrefix(out, "False ") {
+				return fmt.Errorf("Propagated: %q", out)
+			}
+			for _, c := range three {
+				if want := "kubefed join " + c + " --refresh --custom-resource-groups=other.example.com"; !strings.Contains(out, want) {
+					return fmt.Errorf("no %q in %q", want, out)
+				}
+			}
+			if strings.Contains(out, "cannot create") || strings.Contains(out, "cannot get") {
+				return fmt.Errorf("the member's 403 in %q", out)
+			}
+			return nil
+		}))
+
 		for _, what := range [][]string{{"gizmo", "g", "-n", "e2e"}, {"crd", "gizmos.other.example.com"}} {
 			start := time.Now()
 			f.Kubectl(append([]string{"delete", "--timeout=30s"}, what...)...)
@@ -219,6 +258,28 @@ func TestCustomResources(t *testing.T) {
 			}))
 			assert.Less(t, time.Since(start), 15*time.Second, "deleting %v waits for no member", what)
 		}
+	})
+
+	t.Run("a refused group granted by kubefed join --refresh: the copy follows", func(t *testing.T) {
+		f := f.in(t)
+		f.Apply(gizmoCRD)
+		f.Kubectl("wait", "--for=condition=Established", "crd/gizmos.other.example.com", "--timeout=30s")
+		f.Apply(gizmo("h"))
+		f.waitNotGranted("h", three)
+		u.MustKubefed("join", "cluster3", "--context=fed", "--refresh", "--custom-resource-groups=certs.example.com,other.example.com")
+		// The refused writes of the CRD and of h are tried again doubling
+		// from 1 s: the next within about as long as they have been refused.
+		f.WaitInWithin(2*converge, []string{"cluster3"}, gizmos, "e2e", "h", nil)
+		byCluster, messages, err := f.notGranted(context.Background(), "h")
+		require.NoError(t, err)
+		for _, c := range three {
+			assert.Len(t, byCluster[c], 1, "one %s event of gizmo h for %s: %q", notGrantedEvent, c, messages)
+		}
+
+		f.Kubectl("delete", "gizmo", "h", "-n", "e2e", "--timeout=60s")
+		f.WaitAbsent([]string{"cluster3"}, gizmos, "e2e", "h")
+		f.Kubectl("delete", "crd", "gizmos.other.example.com", "--timeout=60s")
+		f.WaitAbsent([]string{"cluster3"}, crds, "", "gizmos.other.example.com")
 	})
 
 	t.Run("--controllers turns one custom resource's propagation off", func(t *testing.T) {

@@ -241,7 +241,8 @@ func (f *fixture) watchNamed(gvr schema.GroupVersionResource, name string) func(
 }
 
 // gizmoCRD is of a group no member was joined for
-// (--custom-resource-groups names only certs.example.com).
+// (--custom-resource-groups names only certs.example.com); its status
+// subresource gives its resources a Propagated condition.
 const gizmoCRD = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
@@ -254,12 +255,82 @@ spec:
   - name: v1
     served: true
     storage: true
+    subresources: {status: {}}
     schema:
       openAPIV3Schema:
         type: object
         properties:
           spec: {type: object, properties: {size: {type: integer}}}
+          status: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `
+
+var gizmos = schema.GroupVersionResource{Group: "other.example.com", Version: "v1", Resource: "gizmos"}
+
+func gizmo(name string) string {
+	return fmt.Sprintf("apiVersion: other.example.com/v1\nkind: Gizmo\nmetadata: {name: %s, namespace: e2e}\nspec: {size: 1}\n", name)
+}
+
+// notGrantedEvent is the event told when a member refuses a copy for its
+// group (guard.ReasonGroupNotGranted).
+const notGrantedEvent = "GroupNotGrantedInCluster"
+
+// notGranted returns, by cluster, the GroupNotGrantedInCluster events of
+// the federated Gizmo name (of its current UID): the event objects and
+// their counts.
+func (f *fixture) notGranted(ctx context.Context, name string) (map[string][]int64, []string, error) {
+	obj, err := f.fed.Resource(gizmos).Namespace("e2e").Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	list, err := f.fed.Resource(schema.GroupVersionResource{Version: "v1", Resource: "events"}).Namespace("e2e").List(ctx,
+		metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+	if err != nil {
+		return nil, nil, err
+	}
+	byCluster := map[string][]int64{}
+	var messages []string
+	for _, e := range list.Items {
+		uid, _, _ := unstructured.NestedString(e.Object, "involvedObject", "uid")
+		reason, _, _ := unstructured.NestedString(e.Object, "reason")
+		if uid != string(obj.GetUID()) || reason != notGrantedEvent {
+			continue
+		}
+		message, _, _ := unstructured.NestedString(e.Object, "message")
+		count, _, _ := unstructured.NestedInt64(e.Object, "count")
+		messages = append(messages, message)
+		for _, c := range []string{"cluster1", "cluster2", "cluster3"} {
+			if strings.Contains(message, "to cluster "+c+":") {
+				byCluster[c] = append(byCluster[c], count)
+			}
+		}
+	}
+	return byCluster, messages, nil
+}
+
+// waitNotGranted waits until the Gizmo name's copy was told refused for its
+// group in each of clusters, with the cluster, the group and the fix.
+func (f *fixture) waitNotGranted(name string, clusters []string) {
+	f.T.Helper()
+	require.NoError(f.T, poll.Until(context.Background(), f.Converge, fmt.Sprintf("%s events of gizmo %s for %v", notGrantedEvent, name, clusters), func(ctx context.Context) error {
+		byCluster, messages, err := f.notGranted(ctx, name)
+		if err != nil {
+			return err
+		}
+		for _, c := range clusters {
+			if len(byCluster[c]) == 0 {
+				return fmt.Errorf("none for %s in %q", c, messages)
+			}
+		}
+		for _, m := range messages {
+			for _, want := range []string{"API group other.example.com", "--refresh --custom-resource-groups=other.example.com"} {
+				if !strings.Contains(m, want) {
+					return fmt.Errorf("no %q in %q", want, m)
+				}
+			}
+		}
+		return nil
+	}))
+}
 
 // forbiddenLines counts the lines of the controller manager's log that say
 // a member refused it something of group.

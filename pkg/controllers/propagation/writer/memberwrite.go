@@ -65,6 +65,9 @@ func (w *Writer) writeMember(ctx context.Context, cluster string, t queues.Task)
 		return nil, nil
 	}
 	ev, err := w.applyWithAccess(ctx, cluster, t.Fed, t.Desired, t.Hash)
+	// A custom resource group the member was not joined for: told once,
+	// and spaced out as every refused write.
+	err = w.guard.GroupNotGranted(cluster, t.Fed, err)
 	return ev, w.guard.SpaceOutRefused(cluster, fedobject.Key(t.Fed.GetNamespace(), t.Fed.GetName()), t.Hash, err)
 }
 
@@ -160,7 +163,7 @@ func (w *Writer) update(ctx context.Context, cluster string, fed, desired *unstr
 		if ev.Reason == ReasonCreate {
 			failed = ReasonCreateFailed
 		}
-		w.recorder.Eventf(fed, corev1.EventTypeWarning, failed, "Applying %s in cluster %s failed: %v", w.objs.What(objKey), cluster, err)
+		w.warnFailed(fed, failed, err, "Applying %s in cluster %s failed: %v", w.objs.What(objKey), cluster, err)
 		return nil, fmt.Errorf("applying %s in cluster %s: %w", w.objs.What(objKey), cluster, err)
 	}
 	klog.FromContext(ctx).V(2).Info("Applied to member", "cluster", cluster, "object", objKey, "took", time.Since(start))
@@ -198,11 +201,21 @@ func (w *Writer) createCopy(ctx context.Context, cluster string, fed, desired *u
 		return w.update(ctx, cluster, fed, desired, &queues.Event{Reason: ReasonUpdate, Verb: "Updated"})
 	}
 	if err != nil {
-		w.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonCreateFailed, "Creating %s in cluster %s failed: %v", w.objs.What(objKey), cluster, err)
+		w.warnFailed(fed, ReasonCreateFailed, err, "Creating %s in cluster %s failed: %v", w.objs.What(objKey), cluster, err)
 		return nil, fmt.Errorf("creating %s in cluster %s: %w", w.objs.What(objKey), cluster, err)
 	}
 	w.wrote(cluster, objKey, out)
 	return ev, nil
+}
+
+// warnFailed records a member call of fed's copy that failed, but for a
+// custom resource group the member was not joined for: the guard tells
+// that once (GroupNotGranted), not at every retry.
+func (w *Writer) warnFailed(fed *unstructured.Unstructured, reason string, err error, format string, args ...any) {
+	if _, ok := guard.NotGrantedGroup(w.typ, err); ok {
+		return
+	}
+	w.recorder.Eventf(fed, corev1.EventTypeWarning, reason, format, args...)
 }
 
 // adopt takes over a member's own object of fed's name when that is asked
@@ -292,7 +305,7 @@ func (w *Writer) readLive(ctx context.Context, cluster string, fed *unstructured
 	live, err := res.Get(ctx, fed.GetName(), metav1.GetOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		objKey := fedobject.Key(fed.GetNamespace(), fed.GetName())
-		w.recorder.Eventf(fed, corev1.EventTypeWarning, ReasonUpdateFailed, "Reading %s in cluster %s failed: %v", w.objs.What(objKey), cluster, err)
+		w.warnFailed(fed, ReasonUpdateFailed, err, "Reading %s in cluster %s failed: %v", w.objs.What(objKey), cluster, err)
 		return nil, fmt.Errorf("reading %s in cluster %s: %w", w.objs.What(objKey), cluster, err)
 	}
 	return live, err

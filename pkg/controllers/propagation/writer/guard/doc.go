@@ -6,7 +6,8 @@
 // member's own object of the copy's name is taken over only when adoption
 // was asked and allowed, and told once otherwise (ownership.go), and
 // repairs of drift and writes a member refuses are budgeted
-// (repairs.go). It reads members (caches, and live reads within the member
+// (repairs.go), and a custom resource group a member was not joined for
+// is told once per copy (groups.go). It reads members (caches, and live reads within the member
 // timeout) and never writes to them; it must not import the writer or any
 // other room (rooms_test.go in the engine holds both).
 package guard

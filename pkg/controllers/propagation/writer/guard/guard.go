@@ -66,6 +66,9 @@ type Guard struct {
 	// writes members refuse (repairs.go).
 	repairs       *repairbudget.Budget
 	refusedWrites *repairbudget.Refused
+	// groupsTold are the copies refused for their custom resource group,
+	// told once each (groups.go).
+	groupsTold groupsTold
 }
 
 // New makes the guard of one type.
@@ -75,7 +78,7 @@ func New(t *federatedtypes.Type, fed dynamic.Interface, members Members, recorde
 }
 
 // Forget drops what is known of an object that is gone: its conflicts,
-// refusals, repairs and unheld names.
+// refusals, repairs, groups told and unheld names.
 func (g *Guard) Forget(objKey string) {
 	ofObject := func(k string) bool { return strings.HasSuffix(k, "/"+objKey) }
 	for _, told := range []*sync.Map{&g.conflicts, &g.notWrittenTold} {
@@ -88,12 +91,17 @@ func (g *Guard) Forget(objKey string) {
 	}
 	g.repairs.Forget(ofObject)
 	g.refusedWrites.Forget(ofObject)
+	g.groupsTold.forget(ofObject)
 	g.unheld.forget(objKey, nil)
 }
 
 // ForgetClusters drops what is known of the clusters not joined.
 func (g *Guard) ForgetClusters(joined func(cluster string) bool) {
 	g.unheld.forget("", joined)
+	g.groupsTold.forget(func(k string) bool {
+		cluster, _, _ := strings.Cut(k, "/")
+		return !joined(cluster)
+	})
 }
 
 // NamespaceChanged forgets what was read live of a member namespace, when
