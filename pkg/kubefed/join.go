@@ -34,6 +34,9 @@ type joinOptions struct {
 	// customResourceGroups are the API groups whose CRDs and custom
 	// resources the federation may write in the member.
 	customResourceGroups []string
+	// addCustomResourceGroups (--refresh only) are groups granted on top
+	// of those the member was joined with.
+	addCustomResourceGroups []string
 	// podSecurity is the Pod Security level the member's policy holds the
 	// federation's pods to: baseline or restricted.
 	podSecurity string
@@ -94,6 +97,9 @@ the agent and every copy as they are.`,
 			if o.refresh {
 				return o.runRefresh(cmd.Context(), cmd.OutOrStdout(), cmd.LocalFlags())
 			}
+			if len(o.addCustomResourceGroups) > 0 {
+				return errors.New("--add-custom-resource-groups is for --refresh of a joined cluster; a new join takes --custom-resource-groups")
+			}
 			if err := o.validateMemberSettings(); err != nil {
 				return err
 			}
@@ -115,6 +121,8 @@ the agent and every copy as they are.`,
 		"for a joined cluster: bring the member's ClusterRoles, ClusterRoleBinding and admission policy up to this kubefed, in place, keeping the join's --custom-resource-groups and --pod-security unless given; idempotent")
 	cmd.Flags().StringSliceVar(&o.customResourceGroups, "custom-resource-groups", nil,
 		"API groups (example.com,cert-manager.io) whose CustomResourceDefinitions and custom resources the federation may create, change and delete in the member; none of Kubernetes' own (*.k8s.io)")
+	cmd.Flags().StringSliceVar(&o.addCustomResourceGroups, "add-custom-resource-groups", nil,
+		"with --refresh: API groups to grant on top of those the cluster was joined with (--custom-resource-groups replaces them)")
 	cmd.Flags().StringVar(&o.podSecurity, "pod-security", podSecurityBaseline,
 		"Pod Security level (baseline or restricted) the member's policy holds every pod and pod template the federation writes to, whatever the namespace's own Pod Security labels")
 	cmd.Flags().StringSliceVar(&o.adoptNamespaces, "adopt-namespaces", []string{"default"},
@@ -134,6 +142,9 @@ the agent and every copy as they are.`,
 func (o *joinOptions) validateMemberSettings() error {
 	if err := validateCustomResourceGroups(o.customResourceGroups); err != nil {
 		return err
+	}
+	if err := validateCustomResourceGroups(o.addCustomResourceGroups); err != nil {
+		return fmt.Errorf("--add-custom-resource-groups: %w", err)
 	}
 	if err := validatePodSecurity(o.podSecurity); err != nil {
 		return err

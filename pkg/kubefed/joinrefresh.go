@@ -30,7 +30,7 @@ import (
 
 // refreshFlags are join's flags that --refresh takes; the others say how a
 // member is joined (its connection, its agent), which a refresh keeps.
-var refreshFlags = []string{"refresh", "dry-run", "custom-resource-groups", "pod-security", "adopt-namespaces", "context", "cluster-context", "host-cluster-context"}
+var refreshFlags = []string{"refresh", "dry-run", "custom-resource-groups", "add-custom-resource-groups", "pod-security", "adopt-namespaces", "context", "cluster-context", "host-cluster-context"}
 
 // validateRefreshFlags refuses, naming it, a set flag that --refresh does
 // not take.
@@ -130,6 +130,9 @@ func (o *joinOptions) refreshSettings(ctx context.Context, member kubernetes.Int
 	} else if err := validateCustomResourceGroups(s.customResourceGroups); err != nil {
 		return joinSettings{}, fmt.Errorf("the member's ClusterRole %s records groups join refuses (give --custom-resource-groups): %w", name, err)
 	}
+	if flags.Changed("add-custom-resource-groups") {
+		s.customResourceGroups, s.groupsGiven = addGroups(s.customResourceGroups, o.addCustomResourceGroups), true
+	}
 	if flags.Changed("pod-security") {
 		s.podSecurity, s.podSecurityGiven = o.podSecurity, true
 	}
@@ -198,4 +201,15 @@ func sameAddress(a, b string) bool {
 		return scheme + "://" + strings.ToLower(u.Hostname()) + ":" + port + strings.TrimSuffix(u.Path, "/")
 	}
 	return norm(a) == norm(b)
+}
+
+// addGroups is have with the groups of add it lacks, in order.
+func addGroups(have, add []string) []string {
+	out := slices.Clone(have)
+	for _, g := range add {
+		if !slices.Contains(out, g) {
+			out = append(out, g)
+		}
+	}
+	return out
 }

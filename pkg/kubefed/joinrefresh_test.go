@@ -274,3 +274,8 @@ func TestRefreshMemberAccess(t *testing.T) {
 	assert.Empty(t, out.String())
 	assert.Empty(t, writes(member.Actions()))
 }
+
+func TestAddGroupsKeepsThoseTheClusterHas(t *testing.T) {
+	assert.Equal(t, []string{"a.com", "b.com", "c.com"}, addGroups([]string{"a.com", "b.com"}, []string{"b.com", "c.com"}))
+	assert.Equal(t, []string{"c.com"}, addGroups(nil, []string{"c.com"}))
+}

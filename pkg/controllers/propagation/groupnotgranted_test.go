@@ -92,8 +92,7 @@ func TestACustomResourceGroupNotGrantedIsToldOncePerCluster(t *testing.T) {
 	for i, c := range []string{"c1", "c2"} {
 		assert.Equal(t, "Warning GroupNotGrantedInCluster Gizmo e2e/g is not propagated to cluster "+c+
 			": the cluster was not joined for API group other.example.com, so the federation may not write it there; "+
-			"its admin grants it with `kubefed join "+c+" --refresh --custom-resource-groups=other.example.com,GROUPS`, GROUPS being those the cluster has "+
-			"(the flag replaces them: `kubefed join "+c+" --refresh --dry-run` lists them)", events[i+1])
+			"its admin grants it with `kubefed join "+c+" --refresh --add-custom-resource-groups=other.example.com`", events[i+1])
 	}
 
 	// The Propagated condition says the same, not the member's answer.
@@ -105,8 +104,8 @@ func TestACustomResourceGroupNotGrantedIsToldOncePerCluster(t *testing.T) {
 	assert.Equal(t, PropagatedCondition, c["type"])
 	assert.Equal(t, "False", c["status"])
 	msg := c["message"].(string)
-	for _, want := range []string{"cluster c1", "cluster c2", "API group other.example.com", "kubefed join c1 --refresh --custom-resource-groups=other.example.com",
-		"kubefed join c2 --refresh --custom-resource-groups=other.example.com"} {
+	for _, want := range []string{"cluster c1", "cluster c2", "API group other.example.com", "kubefed join c1 --refresh --add-custom-resource-groups=other.example.com",
+		"kubefed join c2 --refresh --add-custom-resource-groups=other.example.com"} {
 		assert.Contains(t, msg, want)
 	}
 	assert.NotContains(t, msg, "cannot create", "not the member's raw answer")

@@ -221,7 +221,7 @@ func TestCustomResources(t *testing.T) {
 			assert.Equal(t, []int64{1}, byCluster[c], "one %s event of gizmo g for %s, counted once: %q", notGrantedEvent, c, messages)
 		}
 		for _, m := range messages {
-			assert.Regexp(t, `kubefed join cluster\d --refresh --custom-resource-groups=other\.example\.com,GROUPS`, m)
+			assert.Regexp(t, `kubefed join cluster\d --refresh --add-custom-resource-groups=other\.example\.com`+"`", m)
 		}
 		assert.NotContains(t, f.Kubectl("get", "events", "-n", "e2e", "--field-selector=involvedObject.name=g"), "InClusterFailed",
 			"the refusals are not told at every retry")
@@ -236,7 +236,7 @@ func TestCustomResources(t *testing.T) {
 				return fmt.Errorf("Propagated: %q", out)
 			}
 			for _, c := range three {
-				if want := "kubefed join " + c + " --refresh --custom-resource-groups=other.example.com"; !strings.Contains(out, want) {
+				if want := "kubefed join " + c + " --refresh --add-custom-resource-groups=other.example.com"; !strings.Contains(out, want) {
 					return fmt.Errorf("no %q in %q", want, out)
 				}
 			}
@@ -266,7 +266,8 @@ func TestCustomResources(t *testing.T) {
 		f.Kubectl("wait", "--for=condition=Established", "crd/gizmos.other.example.com", "--timeout=30s")
 		f.Apply(gizmo("h"))
 		f.waitNotGranted("h", three)
-		u.MustKubefed("join", "cluster3", "--context=fed", "--refresh", "--custom-resource-groups=certs.example.com,other.example.com")
+		// As the event says: the group added to those cluster3 has.
+		u.MustKubefed("join", "cluster3", "--context=fed", "--refresh", "--add-custom-resource-groups=other.example.com")
 		// The refused writes of the CRD and of h are tried again doubling
 		// from 1 s: the next within about as long as they have been refused.
 		f.WaitInWithin(2*converge, []string{"cluster3"}, gizmos, "e2e", "h", nil)

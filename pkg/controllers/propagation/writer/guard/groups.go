@@ -37,16 +37,15 @@ type ErrGroupNotGranted struct {
 // Error is the copy's failure in the Propagated condition, short: the
 // condition holds the failures of every cluster.
 func (e *ErrGroupNotGranted) Error() string {
-	return fmt.Sprintf("%s: cluster %s was not joined for API group %s; `kubefed join %s --refresh --custom-resource-groups=%s,GROUPS` grants it (GROUPS: those it has)",
+	return fmt.Sprintf("%s: cluster %s was not joined for API group %s; `kubefed join %s --refresh --add-custom-resource-groups=%s` grants it",
 		ReasonGroupNotGranted, e.Cluster, e.Group, e.Cluster, e.Group)
 }
 
 // event is the message of the copy's event.
 func (e *ErrGroupNotGranted) event() string {
 	return fmt.Sprintf("%s is not propagated to cluster %s: the cluster was not joined for API group %s, so the federation may not write it there; "+
-		"its admin grants it with `kubefed join %s --refresh --custom-resource-groups=%s,GROUPS`, GROUPS being those the cluster has "+
-		"(the flag replaces them: `kubefed join %s --refresh --dry-run` lists them)",
-		e.What, e.Cluster, e.Group, e.Cluster, e.Group, e.Cluster)
+		"its admin grants it with `kubefed join %s --refresh --add-custom-resource-groups=%s`",
+		e.What, e.Cluster, e.Group, e.Cluster, e.Group)
 }
 
 func (e *ErrGroupNotGranted) Unwrap() error { return e.Err }
