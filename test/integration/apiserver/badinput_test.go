@@ -81,8 +81,11 @@ func TestBadInput(t *testing.T) {
 		{"cluster without addresses", "/apis/federation/v1beta1/clusters", jsonType,
 			`{"apiVersion":"federation/v1beta1","kind":"Cluster","metadata":{"name":"c"},"spec":{}}`,
 			http.StatusUnprocessableEntity, []string{"spec.serverAddressByClientCIDRs"}},
-		{"unknown resource", "/api/v1/namespaces/" + ns + "/pods", jsonType, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}`,
+		{"unknown resource", "/api/v1/namespaces/" + ns + "/podtemplates", jsonType, `{"apiVersion":"v1","kind":"PodTemplate","metadata":{"name":"p"}}`,
 			http.StatusNotFound, nil},
+		// Served read-only and empty, for kubectl apply --prune's list.
+		{"a kind only members hold", "/api/v1/namespaces/" + ns + "/pods", jsonType, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}`,
+			http.StatusMethodNotAllowed, []string{"MethodNotAllowed"}},
 		{"body over the size limit", configMaps, jsonType,
 			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},"data":{"a":"` + strings.Repeat("x", maxBody) + `"}}`,
 			http.StatusRequestEntityTooLarge, nil},
