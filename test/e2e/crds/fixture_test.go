@@ -322,7 +322,7 @@ func (f *fixture) waitNotGranted(name string, clusters []string) {
 			}
 		}
 		for _, m := range messages {
-			for _, want := range []string{"API group other.example.com", "--refresh --custom-resource-groups=other.example.com"} {
+			for _, want := range []string{"API group other.example.com", "--refresh --add-custom-resource-groups=other.example.com"} {
 				if !strings.Contains(m, want) {
 					return fmt.Errorf("no %q in %q", want, m)
 				}
