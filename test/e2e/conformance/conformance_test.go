@@ -17,7 +17,8 @@ import (
 	"github.com/federation-v1/federation/test/memberenv"
 )
 
-// runBound bounds the run of the chosen tests; they take a few minutes.
+// runBound bounds the run of the chosen tests; they take about 8 minutes
+// (5 of them the suspended CronJob's).
 const runBound = 20 * time.Minute
 
 // Every conformance test of this Kubernetes version is either chosen or
@@ -130,7 +131,7 @@ func runE2E(e2e string, u *fedenv.User, focus, report, log string) (time.Duratio
 		// must not wait for them (e2e.go's setupSuite) ...
 		"--allowed-not-ready-nodes=-1", "--num-nodes=0",
 		// ... nor for a default ServiceAccount in each test namespace
-		// (framework.go's BeforeEach): ServiceAccounts are not served.
+		// (framework.go's BeforeEach): the federation makes none.
 		"--e2e-verify-service-account=false",
 		// A failure's dump lists pods and nodes, which are not served.
 		"--dump-logs-on-failure=false",

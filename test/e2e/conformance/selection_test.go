@@ -8,8 +8,10 @@ import (
 
 // chosen are the conformance tests that need only what the federation
 // serves (namespaces, ConfigMaps, Secrets, Services, events, Ingresses,
-// Deployments, Jobs, Leases, discovery, authorization reviews): no Pods, Nodes,
-// ServiceAccounts or other types it does not serve. Every one must pass.
+// Deployments, Jobs, CronJobs, PDBs, Leases, CRDs and custom resources,
+// ResourceQuotas, LimitRanges, ServiceAccounts, CSRs, discovery,
+// authorization reviews): no Pods, Nodes or other types it does not serve.
+// Every one must pass.
 // The names are the tests' codenames in e2e.test's --list-conformance-tests.
 var chosen = []string{
 	"[sig-api-machinery] Discovery should validate PreferredVersion for each APIGroup [Conformance]",
@@ -57,6 +59,42 @@ var chosen = []string{
 	"[sig-node] Lease lease API should be available [Conformance]",
 	"[sig-node] Secrets should fail to create secret due to empty secret key [Conformance]",
 	"[sig-node] Secrets should patch a secret [Conformance]",
+	// CustomResourceDefinitions and custom resources are served
+	// (apiextensions-apiserver at the federation), their OpenAPI published.
+	"[sig-api-machinery] CustomResourceDefinition resources [Privileged:ClusterAdmin] Simple CustomResourceDefinition creating/deleting custom resource definition objects works [Conformance]",
+	"[sig-api-machinery] CustomResourceDefinition resources [Privileged:ClusterAdmin] Simple CustomResourceDefinition getting/updating/patching custom resource definition status sub-resource works [Conformance]",
+	"[sig-api-machinery] CustomResourceDefinition resources [Privileged:ClusterAdmin] Simple CustomResourceDefinition listing custom resource definition objects works [Conformance]",
+	"[sig-api-machinery] CustomResourceDefinition resources [Privileged:ClusterAdmin] should include custom resource definition resources in discovery documents [Conformance]",
+	"[sig-api-machinery] CustomResourcePublishOpenAPI [Privileged:ClusterAdmin] removes definition from spec when one version gets changed to not be served [Conformance]",
+	"[sig-api-machinery] CustomResourcePublishOpenAPI [Privileged:ClusterAdmin] updates the published spec when one version gets renamed [Conformance]",
+	"[sig-api-machinery] CustomResourcePublishOpenAPI [Privileged:ClusterAdmin] works for multiple CRDs of different groups [Conformance]",
+	"[sig-api-machinery] CustomResourcePublishOpenAPI [Privileged:ClusterAdmin] works for multiple CRDs of same group and version but different kinds [Conformance]",
+	"[sig-api-machinery] CustomResourcePublishOpenAPI [Privileged:ClusterAdmin] works for multiple CRDs of same group but different versions [Conformance]",
+	"[sig-api-machinery] FieldValidation should detect unknown metadata fields in both the root and embedded object of a CR [Conformance]",
+	// ResourceQuotas: the federation's quota controller counts its own
+	// objects of the federated types, and its admission refuses a create
+	// beyond the quota.
+	"[sig-api-machinery] ResourceQuota should apply changes to a resourcequota status [Conformance]",
+	"[sig-api-machinery] ResourceQuota should be able to update and delete ResourceQuota. [Conformance]",
+	"[sig-api-machinery] ResourceQuota should create a ResourceQuota and capture the life of a configMap. [Conformance]",
+	"[sig-api-machinery] ResourceQuota should create a ResourceQuota and capture the life of a replica set. [Conformance]",
+	"[sig-api-machinery] ResourceQuota should create a ResourceQuota and capture the life of a secret. [Conformance]",
+	"[sig-api-machinery] ResourceQuota should create a ResourceQuota and capture the life of a service. [Conformance]",
+	"[sig-api-machinery] ResourceQuota should create a ResourceQuota and ensure its status is promptly calculated. [Conformance]",
+	"[sig-api-machinery] ResourceQuota should manage the lifecycle of a ResourceQuota [Conformance]",
+	"[sig-scheduling] LimitRange should list, patch and delete a LimitRange by collection [Conformance]",
+	// CronJobs and PodDisruptionBudgets are served; a suspended CronJob
+	// stays suspended in every member (no Job anywhere for 5 minutes).
+	"[sig-apps] CronJob should not schedule jobs when suspended [Slow] [Conformance]",
+	"[sig-apps] CronJob should support CronJob API operations [Conformance]",
+	"[sig-apps] DisruptionController Listing PodDisruptionBudgets for all namespaces should list and delete a collection of PodDisruptionBudgets [Conformance]",
+	"[sig-apps] DisruptionController should create a PodDisruptionBudget [Conformance]",
+	// ServiceAccounts, CertificateSigningRequests (the agents' own API) and
+	// SubjectAccessReviews are served.
+	"[sig-auth] Certificates API [Privileged:ClusterAdmin] should support CSR API operations [Conformance]",
+	"[sig-auth] ServiceAccounts should run through the lifecycle of a ServiceAccount [Conformance]",
+	"[sig-auth] ServiceAccounts should update a ServiceAccount [Conformance]",
+	"[sig-auth] SubjectReview should support SubjectReview API operations [Conformance]",
 }
 
 // exclusion is a group of conformance tests the federation cannot pass
@@ -69,51 +107,73 @@ type exclusion struct {
 }
 
 // Why each group is left out. The reasons are what the federation does
-// not serve or run; docs/conformance.md says the same.
+// not serve or run, or a fix under way; docs/conformance.md says the same.
 const (
 	needsPods     = "runs pods: the federation serves no Pods and runs no kubelet (members do)"
 	needsNodes    = "needs Nodes: the federation has none"
-	needsSA       = "needs ServiceAccounts and their token controller, which the federation does not serve"
-	needsAllAPIs  = "expects every built-in API group (admissionregistration, apiextensions, certificates, coordination, ...)"
-	needsCRDs     = "needs CustomResourceDefinitions (apiextensions.k8s.io), not served"
-	needsWebhooks = "needs admission webhooks or policies (admissionregistration.k8s.io) and pods serving them"
+	needsAllAPIs  = "expects every built-in API group; admissionregistration, apiregistration, flowcontrol, node, scheduling and storage are not served"
+	needsWebhooks = "needs admission webhooks (admissionregistration.k8s.io, not served) and pods serving them"
+	needsPVs      = "needs PersistentVolumes, not served"
+
+	// Tests a fix under way makes pass: to be chosen once it lands.
+	pendingCRDelete = "fixed by the custom resource delete fix, to be chosen once it lands: a custom resource is deleted through " +
+		"the federation's finalizer, so a watch sees MODIFIED where it expects DELETE, and kubectl delete waits about 2 minutes"
+	pendingToken = "fixed by TokenRequest (serviceaccounts/token), to be chosen once it lands: not served yet"
 )
 
 var excluded = []exclusion{
-	{file: "test/e2e/common/node/", why: needsPods},
 	{file: "test/e2e/common/node/podtemplates.go", why: "needs PodTemplates, not served"},
-	{file: "test/e2e/common/node/runtimeclass.go", why: "needs RuntimeClasses (node.k8s.io) and pods"},
+	{file: "test/e2e/common/node/runtimeclass.go", why: "needs RuntimeClasses (node.k8s.io), not served; most also run pods"},
+	{file: "test/e2e/common/node/", why: needsPods},
 	{file: "test/e2e/common/storage/", why: "mounts volumes into pods: " + needsPods},
 	{file: "test/e2e/common/network/", why: needsPods},
 	{file: "test/e2e/node/", why: needsPods + "; some also need Nodes"},
-	{file: "test/e2e/storage/", why: "needs storage.k8s.io, PersistentVolumes or CSI, and pods"},
-	{file: "test/e2e/scheduling/", why: "needs Nodes, a scheduler, LimitRanges or PriorityClasses"},
+	{file: "test/e2e/storage/persistent_volumes.go", why: needsPVs},
+	{file: "test/e2e/storage/", why: "needs storage.k8s.io (StorageClasses, CSI objects, VolumeAttachments, VolumeAttributesClasses), not served, or mounts volumes into pods"},
+	{file: "test/e2e/scheduling/limit_range.go", name: "ensure pod has those defaults", why: needsPods},
+	{file: "test/e2e/scheduling/preemption.go", why: "needs PriorityClasses (scheduling.k8s.io), not served, Nodes and pods"},
+	{file: "test/e2e/scheduling/", why: "needs Nodes and a scheduler, and pods"},
 	{file: "test/e2e/architecture/", why: needsNodes},
-	{file: "test/e2e/dra/", why: "needs resource.k8s.io and a DRA driver on nodes"},
+	{file: "test/e2e/dra/", why: "needs resource.k8s.io, not served, and a DRA driver on nodes"},
 	{file: "test/e2e/apps/deployment.go", why: "lists the Deployment's pods at the API: " + needsPods},
-	{file: "test/e2e/apps/replica_set.go", why: "lists the ReplicaSet's pods at the API (VerifyPodsRunning): " + needsPods},
+	{file: "test/e2e/apps/replica_set.go", why: "creates pods for the ReplicaSet to adopt, or lists its pods at the API: " + needsPods},
 	{file: "test/e2e/apps/job.go", why: "waits on the Job's pods or Nodes at the API, or on pods that fail (the members' simulated pods always succeed); " +
 		"an Indexed Job with a successPolicy is divided into member copies the members refuse"},
 	{file: "test/e2e/apps/daemon_set.go", why: "waits for a daemon pod on every Node: the federation has no Nodes and serves no Pods"},
-	{file: "test/e2e/apps/", why: "needs StatefulSets, CronJobs, ReplicationControllers, ControllerRevisions or PodDisruptionBudgets, not served, and pods"},
-	{file: "test/e2e/apimachinery/aggregated_discovery.go", why: needsAllAPIs + "; two also need CustomResourceDefinitions"},
+	{file: "test/e2e/apps/statefulset.go", why: "each test's cleanup waits 10 minutes for PersistentVolumes, not served; " +
+		"most also wait for the StatefulSet's pods at the API or list Nodes"},
+	{file: "test/e2e/apps/cronjob.go", why: "each member's cronjob controller runs its own Jobs: the federation's status.active lists every member's " +
+		"(3 where the test expects 1) and the federation lists none of those Jobs"},
+	{file: "test/e2e/apps/disruption.go", name: "block an eviction|observe PodDisruptionBudget status|update/patch PodDisruptionBudget status",
+		why: "creates pods for the budget to count, or evicts them: " + needsPods},
+	{file: "test/e2e/apps/rc.go", why: "needs ReplicationControllers, not served, and pods"},
+	{file: "test/e2e/apps/controller_revision.go", why: "needs ControllerRevisions, not served, and a DaemonSet's pods on Nodes"},
+	{file: "test/e2e/apimachinery/aggregated_discovery.go", name: "for CRDs", why: pendingCRDelete},
+	{file: "test/e2e/apimachinery/aggregated_discovery.go", why: needsAllAPIs},
 	{file: "test/e2e/apimachinery/discovery.go", name: "should locate the groupVersion", why: needsAllAPIs},
-	{file: "test/e2e/apimachinery/field_validation.go", why: "validates custom resources: " + needsCRDs},
-	{file: "test/e2e/apimachinery/crd_", why: needsCRDs},
-	{file: "test/e2e/apimachinery/custom_resource_definition.go", why: needsCRDs},
-	{file: "test/e2e/apimachinery/aggregator.go", why: "needs APIServices (apiregistration.k8s.io) and a pod serving the aggregated API"},
+	{file: "test/e2e/apimachinery/crd_conversion_webhook.go", why: "needs a pod serving the conversion webhook: " + needsPods},
+	{file: "test/e2e/apimachinery/crd_publish_openapi.go", why: "pass, but take about 4 minutes each: " + pendingCRDelete},
+	{file: "test/e2e/apimachinery/crd_watch.go", why: pendingCRDelete},
+	{file: "test/e2e/apimachinery/custom_resource_definition.go", name: "defaulting", why: "deleting its CRD times out on the custom resources' deletion: " + pendingCRDelete},
+	{file: "test/e2e/apimachinery/field_validation.go", why: "its CRD fixture fails: " + pendingCRDelete},
+	{file: "test/e2e/apimachinery/crd_selectable_fields.go", why: "deploys a conversion webhook: a RoleBinding in kube-system (the federation has none) and " +
+		"a pod serving it: " + needsPods},
+	{file: "test/e2e/apimachinery/resource_quota.go", name: "replication controller", why: "needs ReplicationControllers, not served"},
+	{file: "test/e2e/apimachinery/resource_quota.go", why: "creates pods: " + needsPods},
+	{file: "test/e2e/apimachinery/aggregator.go", why: "needs APIServices (apiregistration.k8s.io), not served, and a pod serving the aggregated API"},
 	{file: "test/e2e/apimachinery/webhook.go", why: needsWebhooks},
-	{file: "test/e2e/apimachinery/validatingadmissionpolicy.go", why: needsWebhooks},
-	{file: "test/e2e/apimachinery/mutatingadmissionpolicy.go", why: needsWebhooks},
+	{file: "test/e2e/apimachinery/validatingadmissionpolicy.go", why: "needs ValidatingAdmissionPolicies (admissionregistration.k8s.io), not served"},
+	{file: "test/e2e/apimachinery/mutatingadmissionpolicy.go", why: "needs MutatingAdmissionPolicies (admissionregistration.k8s.io), not served"},
 	{file: "test/e2e/apimachinery/flowcontrol.go", why: "needs API priority and fairness (flowcontrol.apiserver.k8s.io), not served"},
-	{file: "test/e2e/apimachinery/resource_quota.go", why: "needs ResourceQuotas and their controller, not served"},
-	{file: "test/e2e/apimachinery/garbage_collector.go", why: "needs the garbage collector and the deployment/RC controllers at the federation, and pods"},
+	{file: "test/e2e/apimachinery/garbage_collector.go", why: "counts the pods left at the API, or needs ReplicationControllers: " + needsPods + "; nor does it run a garbage collector"},
 	{file: "test/e2e/apimachinery/chunking.go", why: "lists 400 PodTemplates, not served"},
 	{file: "test/e2e/apimachinery/namespace.go", name: `pods are removed|delete pod first`, why: needsPods},
-	{file: "test/e2e/apimachinery/namespace.go", name: "services are removed", why: "waits for the namespace's default ServiceAccount: " + needsSA},
-	{file: "test/e2e/auth/service_accounts.go", why: needsSA},
-	{file: "test/e2e/auth/subjectreviews.go", why: "creates a ServiceAccount to review: " + needsSA},
-	{file: "test/e2e/auth/certificates.go", why: "needs CertificateSigningRequests (certificates.k8s.io), not served"},
+	{file: "test/e2e/apimachinery/namespace.go", name: "services are removed", why: "waits for the namespace's default ServiceAccount, " +
+		"which the federation does not make (each member makes its own)"},
+	{file: "test/e2e/auth/service_accounts.go", name: "TokenReview", why: pendingToken},
+	{file: "test/e2e/auth/service_accounts.go", name: "kube-root-ca.crt", why: "needs the root CA publisher (a kube-root-ca.crt ConfigMap in every namespace), " +
+		"which the federation does not run (each member publishes its own)"},
+	{file: "test/e2e/auth/service_accounts.go", why: "mounts the account's token into pods: " + needsPods},
 	{file: "test/e2e/kubectl/", why: "runs pods or ReplicationControllers with kubectl: " + needsPods},
 	{file: "test/e2e/instrumentation/events.go", why: "needs events.k8s.io/v1, not served (core v1 events are)"},
 	{file: "test/e2e/network/apiserver.go", name: "Endpoints and EndpointSlices", why: "needs Endpoints and EndpointSlices, not served"},
