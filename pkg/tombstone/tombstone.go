@@ -9,14 +9,17 @@
 package tombstone
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
-
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
@@ -110,9 +113,17 @@ func Name(uid types.UID) string {
 }
 
 // LabelValue is the Label value of the tombstones of resource gr:
-// "configmaps", "deployments.apps".
+// "configmaps", "deployments.apps". A custom resource's name and group can
+// be longer than a label value may be (63 characters): its value is then
+// the start of the name and a hash of the whole, still one per resource.
 func LabelValue(gr schema.GroupResource) string {
-	return gr.String()
+	v := gr.String()
+	if len(validation.IsValidLabelValue(v)) == 0 {
+		return v
+	}
+	sum := sha256.Sum256([]byte(v))
+	prefix := strings.TrimRight(v[:min(len(v), 22)], "-_.")
+	return prefix + "-" + hex.EncodeToString(sum[:20])
 }
 
 // Meta is the tombstone's metadata: name, namespace and label.

@@ -1,6 +1,7 @@
 package tombstone
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
@@ -51,4 +53,18 @@ func TestParseNamesWhatIsWrong(t *testing.T) {
 		require.Error(t, err, key)
 		assert.Contains(t, err.Error(), "data."+key)
 	}
+}
+
+// A custom resource's name and group can be longer than a label value
+// may be: its tombstones were refused, and so was its deletion.
+func TestLabelValueIsAValidLabelValueForLongCustomResources(t *testing.T) {
+	assert.Equal(t, "deployments.apps", LabelValue(schema.GroupResource{Group: "apps", Resource: "deployments"}))
+	long := schema.GroupResource{Group: "crd-publish-openapi-test-unknown-at-root.example.com", Resource: "e2e-test-crd-publish-openapi-536-8588-crds"}
+	v := LabelValue(long)
+	assert.Empty(t, validation.IsValidLabelValue(v), v)
+	assert.True(t, strings.HasPrefix(v, "e2e-test-crd-publish-o"), v)
+	other := long
+	other.Group = "crd-publish-openapi-test-unknown-in-nested.example.com"
+	assert.NotEqual(t, v, LabelValue(other), "one value per resource")
+	assert.Equal(t, v, LabelValue(long), "stable")
 }

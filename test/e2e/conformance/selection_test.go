@@ -83,9 +83,7 @@ var chosen = []string{
 	"[sig-api-machinery] ResourceQuota should create a ResourceQuota and ensure its status is promptly calculated. [Conformance]",
 	"[sig-api-machinery] ResourceQuota should manage the lifecycle of a ResourceQuota [Conformance]",
 	"[sig-scheduling] LimitRange should list, patch and delete a LimitRange by collection [Conformance]",
-	// CronJobs and PodDisruptionBudgets are served; a suspended CronJob
-	// stays suspended in every member (no Job anywhere for 5 minutes).
-	"[sig-apps] CronJob should not schedule jobs when suspended [Slow] [Conformance]",
+	// CronJobs and PodDisruptionBudgets are served.
 	"[sig-apps] CronJob should support CronJob API operations [Conformance]",
 	"[sig-apps] DisruptionController Listing PodDisruptionBudgets for all namespaces should list and delete a collection of PodDisruptionBudgets [Conformance]",
 	"[sig-apps] DisruptionController should create a PodDisruptionBudget [Conformance]",
@@ -142,6 +140,8 @@ var excluded = []exclusion{
 	{file: "test/e2e/apps/daemon_set.go", why: "waits for a daemon pod on every Node: the federation has no Nodes and serves no Pods"},
 	{file: "test/e2e/apps/statefulset.go", why: "each test's cleanup waits 10 minutes for PersistentVolumes, not served; " +
 		"most also wait for the StatefulSet's pods at the API or list Nodes"},
+	{file: "test/e2e/apps/cronjob.go", name: `when suspended \[Slow\]`, why: "passes (a suspended CronJob stays suspended in every member), but watches 5 minutes for no Job: " +
+		"too long for make test's budget; make conformance FOCUS='when suspended' runs it"},
 	{file: "test/e2e/apps/cronjob.go", why: "each member's cronjob controller runs its own Jobs: the federation's status.active lists every member's " +
 		"(3 where the test expects 1) and the federation lists none of those Jobs"},
 	{file: "test/e2e/apps/disruption.go", name: "block an eviction|observe PodDisruptionBudget status|update/patch PodDisruptionBudget status",
