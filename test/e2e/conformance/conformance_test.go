@@ -17,8 +17,7 @@ import (
 	"github.com/federation-v1/federation/test/memberenv"
 )
 
-// runBound bounds the run of the chosen tests; they take about 8 minutes
-// (5 of them the suspended CronJob's).
+// runBound bounds the run of the chosen tests; they take about 4 minutes.
 const runBound = 20 * time.Minute
 
 // Every conformance test of this Kubernetes version is either chosen or

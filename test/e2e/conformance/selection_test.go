@@ -71,6 +71,22 @@ var chosen = []string{
 	"[sig-api-machinery] CustomResourcePublishOpenAPI [Privileged:ClusterAdmin] works for multiple CRDs of same group and version but different kinds [Conformance]",
 	"[sig-api-machinery] CustomResourcePublishOpenAPI [Privileged:ClusterAdmin] works for multiple CRDs of same group but different versions [Conformance]",
 	"[sig-api-machinery] FieldValidation should detect unknown metadata fields in both the root and embedded object of a CR [Conformance]",
+	// Custom resources delete as on a cluster (a tombstone, no finalizer):
+	// a watch sees ADDED then DELETED, and kubectl delete returns at once.
+	"[sig-api-machinery] AggregatedDiscovery should support aggregated discovery interface for CRDs [Conformance]",
+	"[sig-api-machinery] AggregatedDiscovery should support raw aggregated discovery request for CRDs [Conformance]",
+	"[sig-api-machinery] CustomResourceDefinition Watch [Privileged:ClusterAdmin] CustomResourceDefinition Watch watch on custom resource definition objects [Conformance]",
+	"[sig-api-machinery] CustomResourceDefinition resources [Privileged:ClusterAdmin] custom resource defaulting for requests and from storage works [Conformance]",
+	"[sig-api-machinery] CustomResourcePublishOpenAPI [Privileged:ClusterAdmin] works for CRD preserving unknown fields at the schema root [Conformance]",
+	"[sig-api-machinery] CustomResourcePublishOpenAPI [Privileged:ClusterAdmin] works for CRD preserving unknown fields in an embedded object [Conformance]",
+	"[sig-api-machinery] CustomResourcePublishOpenAPI [Privileged:ClusterAdmin] works for CRD with validation schema [Conformance]",
+	"[sig-api-machinery] CustomResourcePublishOpenAPI [Privileged:ClusterAdmin] works for CRD without validation schema [Conformance]",
+	"[sig-api-machinery] FieldValidation should create/apply a valid CR for CRD with validation schema [Conformance]",
+	"[sig-api-machinery] FieldValidation should create/apply an invalid CR with extra properties for CRD with validation schema [Conformance]",
+	"[sig-api-machinery] FieldValidation should detect duplicates in a CR when preserving unknown fields [Conformance]",
+	// ServiceAccount tokens of the federation's own key (TokenRequest),
+	// reviewed by its TokenReview.
+	"[sig-auth] ServiceAccounts should create a serviceAccountToken and ensure a successful TokenReview [Conformance]",
 	// ResourceQuotas: the federation's quota controller counts its own
 	// objects of the federated types, and its admission refuses a create
 	// beyond the quota.
@@ -107,16 +123,11 @@ type exclusion struct {
 // Why each group is left out. The reasons are what the federation does
 // not serve or run, or a fix under way; docs/conformance.md says the same.
 const (
-	needsPods     = "runs pods: the federation serves no Pods and runs no kubelet (members do)"
+	needsPods     = "runs pods: the federation runs no kubelet and holds no Pods (it serves them read-only and empty; members run them)"
 	needsNodes    = "needs Nodes: the federation has none"
 	needsAllAPIs  = "expects every built-in API group; admissionregistration, apiregistration, flowcontrol, node, scheduling and storage are not served"
 	needsWebhooks = "needs admission webhooks (admissionregistration.k8s.io, not served) and pods serving them"
-	needsPVs      = "needs PersistentVolumes, not served"
-
-	// Tests a fix under way makes pass: to be chosen once it lands.
-	pendingCRDelete = "fixed by the custom resource delete fix, to be chosen once it lands: a custom resource is deleted through " +
-		"the federation's finalizer, so a watch sees MODIFIED where it expects DELETE, and kubectl delete waits about 2 minutes"
-	pendingToken = "fixed by TokenRequest (serviceaccounts/token), to be chosen once it lands: not served yet"
+	needsPVs      = "creates PersistentVolumes, which the federation serves read-only and empty"
 )
 
 var excluded = []exclusion{
@@ -137,28 +148,25 @@ var excluded = []exclusion{
 	{file: "test/e2e/apps/replica_set.go", why: "creates pods for the ReplicaSet to adopt, or lists its pods at the API: " + needsPods},
 	{file: "test/e2e/apps/job.go", why: "waits on the Job's pods or Nodes at the API, or on pods that fail (the members' simulated pods always succeed); " +
 		"an Indexed Job with a successPolicy is divided into member copies the members refuse"},
-	{file: "test/e2e/apps/daemon_set.go", why: "waits for a daemon pod on every Node: the federation has no Nodes and serves no Pods"},
-	{file: "test/e2e/apps/statefulset.go", why: "each test's cleanup waits 10 minutes for PersistentVolumes, not served; " +
-		"most also wait for the StatefulSet's pods at the API or list Nodes"},
+	{file: "test/e2e/apps/daemon_set.go", why: "waits for a daemon pod on every Node: the federation has no Nodes and holds no Pods"},
+	{file: "test/e2e/apps/statefulset.go", why: "most wait for the StatefulSet's pods at the API or list Nodes; each test's cleanup waited 10 minutes " +
+		"for PersistentVolumes, served read-only and empty since (the tests were not run again)"},
 	{file: "test/e2e/apps/cronjob.go", name: `when suspended \[Slow\]`, why: "passes (a suspended CronJob stays suspended in every member), but watches 5 minutes for no Job: " +
 		"too long for make test's budget; make conformance FOCUS='when suspended' runs it"},
 	{file: "test/e2e/apps/cronjob.go", why: "each member's cronjob controller runs its own Jobs: the federation's status.active lists every member's " +
 		"(3 where the test expects 1) and the federation lists none of those Jobs"},
 	{file: "test/e2e/apps/disruption.go", name: "block an eviction|observe PodDisruptionBudget status|update/patch PodDisruptionBudget status",
 		why: "creates pods for the budget to count, or evicts them: " + needsPods},
-	{file: "test/e2e/apps/rc.go", why: "needs ReplicationControllers, not served, and pods"},
+	{file: "test/e2e/apps/rc.go", why: "creates ReplicationControllers (served read-only and empty), and runs pods"},
 	{file: "test/e2e/apps/controller_revision.go", why: "needs ControllerRevisions, not served, and a DaemonSet's pods on Nodes"},
-	{file: "test/e2e/apimachinery/aggregated_discovery.go", name: "for CRDs", why: pendingCRDelete},
 	{file: "test/e2e/apimachinery/aggregated_discovery.go", why: needsAllAPIs},
 	{file: "test/e2e/apimachinery/discovery.go", name: "should locate the groupVersion", why: needsAllAPIs},
 	{file: "test/e2e/apimachinery/crd_conversion_webhook.go", why: "needs a pod serving the conversion webhook: " + needsPods},
-	{file: "test/e2e/apimachinery/crd_publish_openapi.go", why: "pass, but take about 4 minutes each: " + pendingCRDelete},
-	{file: "test/e2e/apimachinery/crd_watch.go", why: pendingCRDelete},
-	{file: "test/e2e/apimachinery/custom_resource_definition.go", name: "defaulting", why: "deleting its CRD times out on the custom resources' deletion: " + pendingCRDelete},
-	{file: "test/e2e/apimachinery/field_validation.go", why: "its CRD fixture fails: " + pendingCRDelete},
-	{file: "test/e2e/apimachinery/crd_selectable_fields.go", why: "deploys a conversion webhook: a RoleBinding in kube-system (the federation has none) and " +
-		"a pod serving it: " + needsPods},
-	{file: "test/e2e/apimachinery/resource_quota.go", name: "replication controller", why: "needs ReplicationControllers, not served"},
+	{file: "test/e2e/apimachinery/field_validation.go", name: "unknown fields for CRD with no validation schema",
+		why: "the federation writes its members' status into an annotation of a custom resource without a status subresource: " +
+			"the CRD fixture's watch sees MODIFIED between the ADDED and DELETED of its probe object"},
+	{file: "test/e2e/apimachinery/crd_selectable_fields.go", why: "deploys a conversion webhook served by a pod: " + needsPods},
+	{file: "test/e2e/apimachinery/resource_quota.go", name: "replication controller", why: "creates a ReplicationController (served read-only and empty)"},
 	{file: "test/e2e/apimachinery/resource_quota.go", why: "creates pods: " + needsPods},
 	{file: "test/e2e/apimachinery/aggregator.go", why: "needs APIServices (apiregistration.k8s.io), not served, and a pod serving the aggregated API"},
 	{file: "test/e2e/apimachinery/webhook.go", why: needsWebhooks},
@@ -170,14 +178,13 @@ var excluded = []exclusion{
 	{file: "test/e2e/apimachinery/namespace.go", name: `pods are removed|delete pod first`, why: needsPods},
 	{file: "test/e2e/apimachinery/namespace.go", name: "services are removed", why: "waits for the namespace's default ServiceAccount, " +
 		"which the federation does not make (each member makes its own)"},
-	{file: "test/e2e/auth/service_accounts.go", name: "TokenReview", why: pendingToken},
 	{file: "test/e2e/auth/service_accounts.go", name: "kube-root-ca.crt", why: "needs the root CA publisher (a kube-root-ca.crt ConfigMap in every namespace), " +
 		"which the federation does not run (each member publishes its own)"},
 	{file: "test/e2e/auth/service_accounts.go", why: "mounts the account's token into pods: " + needsPods},
 	{file: "test/e2e/kubectl/", why: "runs pods or ReplicationControllers with kubectl: " + needsPods},
 	{file: "test/e2e/instrumentation/events.go", why: "needs events.k8s.io/v1, not served (core v1 events are)"},
-	{file: "test/e2e/network/apiserver.go", name: "Endpoints and EndpointSlices", why: "needs Endpoints and EndpointSlices, not served"},
-	{file: "test/e2e/network/endpoint", why: "needs Endpoints or EndpointSlices, not served, and pods"},
+	{file: "test/e2e/network/apiserver.go", name: "Endpoints and EndpointSlices", why: "creates Endpoints (served read-only and empty) and EndpointSlices (not served)"},
+	{file: "test/e2e/network/endpoint", why: "needs Endpoints (served read-only and empty) or EndpointSlices (not served), and pods"},
 	{file: "test/e2e/network/ingressclass.go", why: "needs IngressClasses, not served"},
 	{file: "test/e2e/network/service_cidrs.go", why: "needs ServiceCIDRs and IPAddresses (networking.k8s.io), not served"},
 	{file: "test/e2e/network/", why: "reaches Services or DNS through pods and endpoints: " + needsPods},
