@@ -221,13 +221,8 @@ func (o *Options) Validate() error {
 	if _, err := o.serviceClusterIPRange(); err != nil {
 		errs = append(errs, err)
 	}
-	for _, iss := range o.ServiceAccountIssuers {
-		if err := serviceaccounttoken.ValidateIssuer(iss); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(o.ServiceAccountIssuers) == 0 {
-		errs = append(errs, fmt.Errorf("--service-account-issuer: at least one issuer is needed"))
+	if err := serviceaccounttoken.ValidateIssuers(o.ServiceAccountIssuers); err != nil {
+		errs = append(errs, err)
 	}
 	if _, err := federationworkloads.ParseCIDRs(o.AllowedServiceExternalIPCIDRs); err != nil {
 		errs = append(errs, fmt.Errorf("--allowed-service-external-ip-cidrs %w", err))

@@ -47,14 +47,6 @@ type tombstoneWriter struct {
 	now        func() time.Time
 }
 
-// use takes the ConfigMap storage from the stores of the configmaps type,
-// as they are built (before any request).
-func (w *tombstoneWriter) use(t *federatedtypes.Type, stores map[string]rest.Storage) {
-	if t.Resource.GroupResource() == (schema.GroupResource{Resource: "configmaps"}) {
-		w.configMaps, _ = stores["configmaps"].(rest.Creater)
-	}
-}
-
 // write records the deletion of obj, of resource gr, in its tombstone. One
 // already there (the object's deletion asked again) is kept.
 func (w *tombstoneWriter) write(ctx context.Context, gr schema.GroupResource, obj runtime.Object) error {

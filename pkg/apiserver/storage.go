@@ -54,7 +54,6 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, service
 			return nil, nil, fmt.Errorf("creating %s storage: %w", t.Name, err)
 		}
 		built[t.Name] = stores
-		tombstones.use(t, stores)
 		for _, gv := range t.ServedVersions() {
 			recording, err := withTombstones(t, storesFor(gv, stores), tombstones)
 			if err != nil {
@@ -64,6 +63,9 @@ func apiGroups(getter generic.RESTOptionsGetter, eventTTLSeconds uint64, service
 		}
 	}
 
+	// Tombstones are ConfigMaps, written through their storage (before
+	// any request).
+	tombstones.configMaps, _ = built["configmaps"]["configmaps"].(rest.Creater)
 	if tokens != nil {
 		accounts, secrets := built["serviceaccounts"]["serviceaccounts"], built["secrets"]["secrets"]
 		if accounts == nil || secrets == nil {

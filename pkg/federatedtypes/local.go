@@ -47,21 +47,26 @@ func LocalWith(obj metav1.Object, secretTypes []string) bool {
 	if _, ok := obj.GetLabels()[ApplySetParentLabel]; ok {
 		return true
 	}
-	// A token Secret holds the federation's own token of a federation
-	// ServiceAccount: it authenticates to the federation only, and a copy
-	// would make each member mint its own account's token into it.
-	secretTypes = append(slices.Clip(secretTypes), string(corev1.SecretTypeServiceAccountToken))
 	switch o := obj.(type) {
 	case *corev1.Secret:
-		return slices.Contains(secretTypes, string(o.Type))
+		return LocalSecretType(string(o.Type), secretTypes)
 	case *unstructured.Unstructured:
 		if o.GetKind() != "Secret" || o.GroupVersionKind().Group != "" {
 			return false
 		}
 		typ, _, _ := unstructured.NestedString(o.Object, "type")
-		return slices.Contains(secretTypes, typ)
+		return LocalSecretType(typ, secretTypes)
 	}
 	return false
+}
+
+// LocalSecretType reports whether Secrets of type typ stay at the
+// federation: a service-account token Secret always (it holds the
+// federation's own token of a federation ServiceAccount, which
+// authenticates to the federation only, and a copy would make each member
+// mint its own account's token into it), and the types of secretTypes.
+func LocalSecretType(typ string, secretTypes []string) bool {
+	return typ == string(corev1.SecretTypeServiceAccountToken) || slices.Contains(secretTypes, typ)
 }
 
 // kubernetesService is the Service every cluster has of its own, pointing at

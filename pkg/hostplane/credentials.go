@@ -119,17 +119,14 @@ func IssueCredentials(l Layout, encryptionConfig []byte) (*Credentials, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := map[string][]byte{}
-	if err := EnsureServiceAccountKey(data); err != nil {
-		return nil, err
-	}
-	for k, v := range map[string][]byte{
+	data := map[string][]byte{
 		KeyCA:                          ca.CertPEM(),
 		KeyControllerManagerKubeconfig: cmKubeconfig,
 		KeyEtcdCA:                      etcdCA.CertPEM(),
 		KeyEncryptionConfig:            encryptionConfig,
-	} {
-		data[k] = v
+	}
+	if err := EnsureServiceAccountKey(data); err != nil {
+		return nil, err
 	}
 	for _, k := range []string{KeyAPIServerCert, KeyAPIServerKey, KeyControllerManagerCert, KeyControllerManagerKey,
 		KeyEtcdServerCert, KeyEtcdServerKey, KeyEtcdClientCert, KeyEtcdClientKey} {

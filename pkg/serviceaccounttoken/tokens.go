@@ -1,6 +1,7 @@
 package serviceaccounttoken
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -46,13 +47,8 @@ type Tokens struct {
 
 // New checks the options and prepares the generators and keys.
 func New(o Options) (*Tokens, error) {
-	if len(o.Issuers) == 0 {
-		return nil, fmt.Errorf("--service-account-issuer: at least one issuer is needed")
-	}
-	for _, iss := range o.Issuers {
-		if err := ValidateIssuer(iss); err != nil {
-			return nil, err
-		}
+	if err := ValidateIssuers(o.Issuers); err != nil {
+		return nil, err
 	}
 	if o.Keys == nil || o.Keys.Signing == nil {
 		return nil, fmt.Errorf("--service-account-signing-key-file: no signing key")
@@ -81,6 +77,19 @@ func New(o Options) (*Tokens, error) {
 		objects:    &Objects{},
 		rootCA:     o.RootCA,
 	}, nil
+}
+
+// ValidateIssuers refuses issuers kube-apiserver would refuse: none, or
+// one that ValidateIssuer refuses.
+func ValidateIssuers(issuers []string) error {
+	if len(issuers) == 0 {
+		return fmt.Errorf("--service-account-issuer: at least one issuer is needed")
+	}
+	var errs []error
+	for _, iss := range issuers {
+		errs = append(errs, ValidateIssuer(iss))
+	}
+	return errors.Join(errs...)
 }
 
 // ValidateIssuer refuses an issuer kube-apiserver would refuse: empty, or

@@ -157,12 +157,3 @@ func (c *memberCaches) ClustersChanged() {
 		h.ClustersChanged()
 	}
 }
-
-// Forbidden reports whether the federation may not read gvr in cluster
-// (membercluster.Manager.Forbidden), for the release of deleted objects.
-func (c *memberCaches) Forbidden(cluster string, gvr schema.GroupVersionResource) bool {
-	f, ok := c.Manager.(interface {
-		Forbidden(string, schema.GroupVersionResource) bool
-	})
-	return ok && f.Forbidden(cluster, gvr)
-}

@@ -77,6 +77,7 @@ type Members interface {
 	Settled() bool
 	List(cluster string, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []*unstructured.Unstructured
 	ListMetadata(cluster string, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []metav1.Object
+	Forbidden(cluster string, gvr schema.GroupVersionResource) bool
 }
 
 // Controller propagates the federated objects of one type.

@@ -363,3 +363,27 @@ func TestNothingIsWrittenUntilTheMembersSettle(t *testing.T) {
 		assert.Equal(t, []string{"create"}, members.Actions(c), c)
 	}
 }
+
+// A cluster where the federation may not even read the type (a custom
+// resource group it was not joined for) and never wrote a copy holds no
+// deletion; one merely not synced yet does.
+func TestDeletionDoesNotWaitForAClusterThatForbidsTheType(t *testing.T) {
+	for _, forbidden := range []bool{false, true} {
+		members := testmembers.New([]string{"c1"})
+		members.Unsynced = []string{"c1"}
+		if forbidden {
+			members.ForbiddenIn = []string{"c1"}
+		}
+		tc := newTestController(t, federatedtypes.ByName("configmaps"), members,
+			deleting(configMapObj("a", federationv1beta1.FinalizerDeleteFromUnderlyingClusters), 0))
+		require.NoError(t, tc.sync(t, "ns/a"))
+		assert.Empty(t, members.Actions("c1"), "nothing written to c1")
+		released := false
+		for _, a := range tc.fedClient.Actions() {
+			if a.GetVerb() == "update" {
+				released = len(a.(clienttesting.UpdateAction).GetObject().(*unstructured.Unstructured).GetFinalizers()) == 0
+			}
+		}
+		assert.Equal(t, forbidden, released, "finalizer removed when c1 forbids the type: %v", forbidden)
+	}
+}

@@ -18,7 +18,6 @@ import (
 	"github.com/federation-v1/federation/pkg/controllers/propagation/release"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
-	"github.com/federation-v1/federation/pkg/ownership"
 )
 
 // Sync reconciles the federated object with key in every member cluster:
@@ -260,16 +259,10 @@ func (c *Controller) compare(fed *unstructured.Unstructured, placed map[string]b
 			}
 			continue
 		}
-		if cur != nil && placed[cl.Name] && c.typ.ObservedGeneration && c.isOurs(cur) {
+		if cur != nil && placed[cl.Name] && c.typ.ObservedGeneration && c.w.IsOurs(cur) {
 			out.changing = append(out.changing, federatedtypes.Member{Cluster: cl.Name, Object: cur})
 		}
 		out.writes = append(out.writes, writer.ClusterTask{Cluster: cl.Name, Task: task})
 	}
 	return out, nil
-}
-
-// isOurs says whether a member's copy is this federation's.
-func (c *Controller) isOurs(obj metav1.Object) bool {
-	o, _ := ownership.Of(obj, c.members.Federation(), c.members.FederationUID())
-	return o == ownership.Us
 }

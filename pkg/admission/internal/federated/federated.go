@@ -8,7 +8,6 @@ package federated
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,9 +33,7 @@ func Propagated(gr schema.GroupResource, ns string, obj metav1.Object) bool {
 	if federatedtypes.NeverPropagated(gr, ns, obj.GetName()) || federatedtypes.Local(obj) {
 		return false
 	}
-	// Token Secrets hold the federation's own tokens: always local
-	// (federatedtypes.LocalWith).
-	if s, ok := obj.(*api.Secret); ok && (s.Type == api.SecretTypeServiceAccountToken || slices.Contains(federatedtypes.DefaultLocalSecretTypes, string(s.Type))) {
+	if s, ok := obj.(*api.Secret); ok && federatedtypes.LocalSecretType(string(s.Type), federatedtypes.DefaultLocalSecretTypes) {
 		return false
 	}
 	return true

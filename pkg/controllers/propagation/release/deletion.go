@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/hpatarget"
@@ -119,7 +118,7 @@ func (r *Releaser) copiesToRelease(fed *unstructured.Unstructured) (map[string]b
 			continue
 		}
 		if !r.members.Synced(cl.Name, r.typ.Resource) {
-			if r.forbidden(cl.Name) && !r.w.Known(cl.Name, objKey) && !r.w.Has(objKey, cl.Name) {
+			if r.members.Forbidden(cl.Name, r.typ.Resource) && !r.w.Known(cl.Name, objKey) && !r.w.Has(objKey, cl.Name) {
 				// We may not even read the resource there (a custom
 				// resource group the member was not joined for) and never
 				// wrote a copy: nothing to let go, nothing to wait for.
@@ -178,17 +177,4 @@ func (r *Releaser) waitForUnusable(fed *unstructured.Unstructured, usable map[st
 			"Gave up deleting %s in cluster %s after %s: the cluster is not Ready; delete it there by hand", what, cl, r.opts.DeletionWait)
 	}
 	return 0, nil
-}
-
-// forbiddenReporter is what members may also tell: that the federation may
-// not read a resource in a cluster (membercluster.Manager.Forbidden).
-type forbiddenReporter interface {
-	Forbidden(cluster string, gvr schema.GroupVersionResource) bool
-}
-
-// forbidden reports whether the federation may not read the type's
-// resource in cluster, so that no copy of ours can be there.
-func (r *Releaser) forbidden(cluster string) bool {
-	f, ok := r.members.(forbiddenReporter)
-	return ok && f.Forbidden(cluster, r.typ.Resource)
 }

@@ -48,6 +48,9 @@ type Members interface {
 	Get(cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool)
 	Synced(cluster string, gvr schema.GroupVersionResource) bool
 	ListMetadata(cluster string, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []metav1.Object
+	// Forbidden says the federation may not read gvr in cluster: nothing
+	// of ours can be there (membercluster.Manager.Forbidden).
+	Forbidden(cluster string, gvr schema.GroupVersionResource) bool
 }
 
 // Result is what the engine must do after a release step: the stage never

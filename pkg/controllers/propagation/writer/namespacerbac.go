@@ -16,7 +16,6 @@ import (
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer/internal/queues"
 	"github.com/federation-v1/federation/pkg/membercluster"
 	"github.com/federation-v1/federation/pkg/memberrbac"
-	"github.com/federation-v1/federation/pkg/ownership"
 )
 
 // The federation writes Roles and RoleBindings in a member only in the
@@ -27,11 +26,6 @@ import (
 // write is refused because it is gone.
 
 var roleBindings = rbacv1.SchemeGroupVersion.WithResource("rolebindings")
-
-func (w *Writer) isOurs(obj metav1.Object) bool {
-	o, _ := w.ownerOf(obj)
-	return o == ownership.Us
-}
 
 // applyWithAccess applies a copy; for Roles and RoleBindings, it first
 // makes sure the federation is bound to its rights in the copy's

@@ -33,6 +33,13 @@ func (w *Writer) ownerOf(obj metav1.Object) (ownership.Owner, string) {
 	return ownership.Of(obj, w.members.Federation(), w.members.FederationUID())
 }
 
+// IsOurs reports whether a member object is this federation's copy (made or
+// adopted by it).
+func (w *Writer) IsOurs(obj metav1.Object) bool {
+	o, _ := w.ownerOf(obj)
+	return o == ownership.Us
+}
+
 // deletesAdopted reports whether deleting fed deletes its adopted copies
 // too, instead of leaving them to their members.
 func deletesAdopted(fed *unstructured.Unstructured) bool {
@@ -44,7 +51,7 @@ func deletesAdopted(fed *unstructured.Unstructured) bool {
 func (w *Writer) ForCopy(cluster string, fed, desired *unstructured.Unstructured, hash string) (*unstructured.Unstructured, string, error) {
 	var cur plan.MemberCopy
 	if obj, ok := w.members.Get(cluster, w.typ.Resource, fed.GetNamespace(), fed.GetName()); ok {
-		cur = plan.MemberCopy{Object: obj, Ours: w.isOurs(obj)}
+		cur = plan.MemberCopy{Object: obj, Ours: w.IsOurs(obj)}
 	} else if last, ok := w.applied.get(cluster, fedobject.Key(fed.GetNamespace(), fed.GetName())); ok {
 		cur.LastAdopted = last.adopted
 	}

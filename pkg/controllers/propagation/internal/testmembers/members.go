@@ -47,6 +47,9 @@ type Members struct {
 	Clients map[string]*dynamicfake.FakeDynamicClient
 	// Unsynced clusters' caches of the type have not synced.
 	Unsynced []string
+	// ForbiddenIn clusters refuse the federation reading the type (their
+	// caches stay unsynced too: list them in Unsynced).
+	ForbiddenIn []string
 	// Unsettled: a Ready cluster's caches are still starting (Settled).
 	Unsettled bool
 	// Slices are the members' cached EndpointSlices.
@@ -227,6 +230,9 @@ func asObjects(objs []*unstructured.Unstructured) []metav1.Object {
 }
 func (m *Members) Synced(cluster string, _ schema.GroupVersionResource) bool {
 	return !slices.Contains(m.Unsynced, cluster)
+}
+func (m *Members) Forbidden(cluster string, _ schema.GroupVersionResource) bool {
+	return slices.Contains(m.ForbiddenIn, cluster)
 }
 func (m *Members) Client(cluster string) (dynamic.Interface, error) {
 	if !slices.ContainsFunc(m.Ready, func(c *federationv1beta1.Cluster) bool { return c.Name == cluster }) {
