@@ -54,6 +54,13 @@ func Of(obj metav1.Object, name, uid string) (Owner, string) {
 	return Other, fmt.Sprintf("%q", theirName)
 }
 
+// IsUs reports whether a member object is a copy of the federation name
+// with UID uid, made or adopted by it: Of says Us.
+func IsUs(obj metav1.Object, name, uid string) bool {
+	o, _ := Of(obj, name, uid)
+	return o == Us
+}
+
 // OurCopy reports whether a member object is a copy written by federation
 // name with UID uid: it has our name label, and our UID label or none (a
 // copy written before copies recorded it). An empty uid (not known) takes

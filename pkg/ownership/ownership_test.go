@@ -41,6 +41,7 @@ func TestOf(t *testing.T) {
 			got, other := Of(labelled(tt.labelName, tt.labelUID), "fed", "u")
 			assert.Equal(t, tt.want, got)
 			assert.Equal(t, tt.other, other)
+			assert.Equal(t, tt.want == Us, IsUs(labelled(tt.labelName, tt.labelUID), "fed", "u"))
 		})
 	}
 	got, _ := Of(labelled("fed", "x"), "fed", "")

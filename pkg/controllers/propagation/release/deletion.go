@@ -134,7 +134,7 @@ func (r *Releaser) copiesToRelease(fed *unstructured.Unstructured) (map[string]b
 		}
 		cur, inCache := r.members.Get(cl.Name, r.typ.Resource, ns, name)
 		if inCache {
-			if o, _ := ownership.Of(cur, r.members.Federation(), r.members.FederationUID()); o != ownership.Us {
+			if !ownership.IsUs(cur, r.members.Federation(), r.members.FederationUID()) {
 				// Another federation's of our name: never touched.
 				inCache = false
 			}

@@ -36,8 +36,7 @@ func (w *Writer) ownerOf(obj metav1.Object) (ownership.Owner, string) {
 // IsOurs reports whether a member object is this federation's copy (made or
 // adopted by it).
 func (w *Writer) IsOurs(obj metav1.Object) bool {
-	o, _ := w.ownerOf(obj)
-	return o == ownership.Us
+	return ownership.IsUs(obj, w.members.Federation(), w.members.FederationUID())
 }
 
 // deletesAdopted reports whether deleting fed deletes its adopted copies

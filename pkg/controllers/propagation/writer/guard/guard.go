@@ -110,6 +110,5 @@ func (g *Guard) NamespaceChanged(cluster, ns string) { g.namespaceOwners.forget(
 
 // isOurs reports whether a member object is this federation's.
 func (g *Guard) isOurs(obj metav1.Object) bool {
-	o, _ := ownership.Of(obj, g.members.Federation(), g.members.FederationUID())
-	return o == ownership.Us
+	return ownership.IsUs(obj, g.members.Federation(), g.members.FederationUID())
 }
