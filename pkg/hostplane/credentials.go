@@ -61,10 +61,12 @@ type Credentials struct {
 // IssueCredentials issues new credentials for the plane the layout
 // describes: a federation CA (serving and clients) and a separate etcd CA
 // (tenants signed by the federation CA must not read etcd). Neither CA's
-// key is kept: nothing else is ever signed by them. encryptionConfig is
-// kept from an earlier Secret (a new key would make every stored Secret
-// unreadable); nil makes one.
-func IssueCredentials(l Layout, encryptionConfig []byte) (*Credentials, error) {
+// key is kept: nothing else is ever signed by them. From an earlier
+// Secret's data (nil: none) two keys are kept, each made when missing: the
+// encryption configuration (a new key would make every stored Secret
+// unreadable) and the service-account signing key (tokens already handed
+// out stay valid).
+func IssueCredentials(l Layout, earlier map[string][]byte) (*Credentials, error) {
 	// pki writes PEM files; they go to a private folder removed on return.
 	dir, err := os.MkdirTemp("", "kubefed-credentials-")
 	if err != nil {
@@ -109,6 +111,7 @@ func IssueCredentials(l Layout, encryptionConfig []byte) (*Credentials, error) {
 	if err != nil {
 		return nil, fmt.Errorf("issuing the federation's credentials: %w", err)
 	}
+	encryptionConfig := earlier[KeyEncryptionConfig]
 	if encryptionConfig == nil {
 		if encryptionConfig, err = pki.NewEncryptionConfig(); err != nil {
 			return nil, err
@@ -124,6 +127,7 @@ func IssueCredentials(l Layout, encryptionConfig []byte) (*Credentials, error) {
 		KeyControllerManagerKubeconfig: cmKubeconfig,
 		KeyEtcdCA:                      etcdCA.CertPEM(),
 		KeyEncryptionConfig:            encryptionConfig,
+		KeyServiceAccountKey:           earlier[KeyServiceAccountKey],
 	}
 	if err := EnsureServiceAccountKey(data); err != nil {
 		return nil, err

@@ -78,9 +78,11 @@ func TestIssueCredentials(t *testing.T) {
 	assert.NoError(t, Reusable(creds.Data, l))
 	moved := NewLayout("fed", "federation-system", map[string]any{"apiserver": map[string]any{"extraSANs": []any{"127.1.1.9"}}})
 	assert.ErrorContains(t, Reusable(creds.Data, moved), "127.1.1.9")
-	again, err := IssueCredentials(moved, creds.Data[KeyEncryptionConfig])
+	again, err := IssueCredentials(moved, creds.Data)
 	require.NoError(t, err)
 	assert.Equal(t, creds.Data[KeyEncryptionConfig], again.Data[KeyEncryptionConfig], "the encryption key is kept: a new one would make stored Secrets unreadable")
+	assert.NotEmpty(t, creds.Data[KeyServiceAccountKey], "a first init makes the service-account key")
+	assert.Equal(t, creds.Data[KeyServiceAccountKey], again.Data[KeyServiceAccountKey], "the service-account key is kept: tokens handed out stay valid")
 	assert.Error(t, SignedBy(creds.AdminCert, again.Data[KeyCA]))
 }
 

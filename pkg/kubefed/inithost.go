@@ -252,12 +252,8 @@ func (o *initOptions) credentials(ctx context.Context, host *hostplane.Host, lay
 		}
 		return &hostplane.Credentials{Data: existing, AdminCert: user.ClientCertificateData, AdminKey: user.ClientKeyData}, nil, nil
 	}
-	creds, err = hostplane.IssueCredentials(layout, existing[hostplane.KeyEncryptionConfig])
-	if err != nil {
-		return nil, nil, err
-	}
-	creds.Data[hostplane.KeyServiceAccountKey] = existing[hostplane.KeyServiceAccountKey]
-	return creds, reissued, nil
+	creds, err = hostplane.IssueCredentials(layout, existing)
+	return creds, reissued, err
 }
 
 // waitReady polls the federation's /readyz through its new context,
