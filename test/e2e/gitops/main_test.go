@@ -7,8 +7,9 @@
 // their prune removes what the repository no longer holds, from the
 // federation and every member.
 //
-// Argo CD is not used: its gitops-engine module cannot be fetched from this
-// project's module proxy, so Argo CD cannot be built here (docs/gitops.md).
+// Argo CD is not used: its gitops-engine module (v3.6.x) fails go get from
+// this project's module proxy, so Argo CD cannot be built here
+// (docs/guide/api-server.md, "GitOps").
 package gitops_test
 
 import (
