@@ -66,6 +66,9 @@ func runController(t *testing.T, name, binary, kubeconfig string, flags ...strin
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE="+fluxNamespace)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// It dies with the test binary, even if that is killed. (It reads its
+	// cluster from the environment only, which localprocess does not set.)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	require.NoError(t, cmd.Start(), name)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
