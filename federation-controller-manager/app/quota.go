@@ -12,7 +12,7 @@ const quotaWorkers = 5
 
 // startQuotaUsage runs the resource quota controller for the federation's
 // object counts, from the dynamic informers the propagation controllers
-// share, recounting every quota every resync (Kubernetes'
+// share (the quotas themselves from the typed quota informer), recounting every quota every resync (Kubernetes'
 // --resource-quota-sync-period default).
 func startQuotaUsage(ctx context.Context, cc *ControllerContext) (func(context.Context) error, error) {
 	c, err := federationquota.New(ctx, cc.KubeClient.CoreV1(), cc.KubeInformers.Core().V1().ResourceQuotas(),

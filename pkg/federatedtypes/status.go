@@ -113,13 +113,10 @@ func jobStatus(members []Member) (map[string]any, map[string]string) {
 // succeeded and failed counters never decrease, nor do an Indexed Job's
 // indexes go (a member that is away still ran its pods).
 func settleJob(current, status map[string]any) {
-	conditions, _ := current["conditions"].([]any)
-	for _, c := range conditions {
-		if m, ok := c.(map[string]any); ok && (m["type"] == "Complete" || m["type"] == "Failed") && m["status"] == "True" {
-			clear(status)
-			maps.Copy(status, current)
-			return
-		}
+	if jobFinished(current) {
+		clear(status)
+		maps.Copy(status, current)
+		return
 	}
 	if v, ok := current["startTime"]; ok {
 		status["startTime"] = v
@@ -138,6 +135,49 @@ func settleJob(current, status map[string]any) {
 		now, _, _ := unstructured.NestedInt64(status, f)
 		if had > now {
 			status[f] = had
+		}
+	}
+}
+
+// jobFinished reports whether a Job's status is Complete or Failed.
+func jobFinished(status map[string]any) bool {
+	conditions, _ := status["conditions"].([]any)
+	for _, c := range conditions {
+		if m, ok := c.(map[string]any); ok && (m["type"] == "Complete" || m["type"] == "Failed") && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}
+
+// completeJob keeps a Job (not Indexed) from completing before its
+// members' succeeded pods add up to its completions: the copies that came
+// back may be only some of them (a member given none of the pods
+// completes at once, before the others' copies are seen), and a finished
+// status is final (settleJob).
+func completeJob(fed *unstructured.Unstructured, status map[string]any, _ bool) {
+	completions, found, _ := unstructured.NestedInt64(fed.Object, "spec", "completions")
+	current, _, _ := unstructured.NestedMap(fed.Object, "status")
+	if !found || IndexedJob(fed) || jobFinished(current) {
+		return
+	}
+	if succeeded, _, _ := unstructured.NestedInt64(status, "succeeded"); succeeded >= completions {
+		return
+	}
+	conditions, _ := status["conditions"].([]any)
+	var kept []any
+	for _, c := range conditions {
+		if m, ok := c.(map[string]any); ok && (m["type"] == "Complete" || m["type"] == "SuccessCriteriaMet") {
+			continue
+		}
+		kept = append(kept, c)
+	}
+	if len(kept) < len(conditions) {
+		delete(status, "completionTime")
+		if len(kept) == 0 {
+			delete(status, "conditions")
+		} else {
+			status["conditions"] = kept
 		}
 	}
 }

@@ -149,6 +149,38 @@ func TestJobStatusNeverGoesBack(t *testing.T) {
 	assert.Equal(t, done, status, "a finished Job's status is final")
 }
 
+// A Job is not complete before its members' succeeded pods add up to its
+// completions: the one member whose copy came back may have been given
+// none of them. A finished status stays.
+func TestJobCompletesOnlyWithItsCompletions(t *testing.T) {
+	complete := []any{cond("SuccessCriteriaMet", "True", "CompletionsReached", "2026-01-01T00:00:01Z"),
+		cond("Complete", "True", "CompletionsReached", "2026-01-01T00:00:01Z")}
+	job := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"completions": int64(4), "parallelism": int64(2)}}}
+	noPods := withStatus("c2", 1, nil, map[string]any{"startTime": "2026-01-01T00:00:01Z", "completionTime": "2026-01-01T00:00:01Z", "conditions": complete})
+	status, _ := jobStatus([]Member{noPods})
+	require.Contains(t, status, "completionTime", "the member's part is complete")
+	completeJob(job, status, false)
+	assert.Equal(t, map[string]any{"startTime": "2026-01-01T00:00:01Z"}, status, "0 of 4 succeeded")
+
+	two := func(c string) Member {
+		return withStatus(c, 1, nil, map[string]any{"succeeded": int64(2), "startTime": "2026-01-01T00:00:01Z", "completionTime": "2026-01-01T00:00:03Z", "conditions": complete})
+	}
+	status, _ = jobStatus([]Member{noPods, two("c1"), two("c3")})
+	completeJob(job, status, false)
+	assert.Equal(t, "2026-01-01T00:00:03Z", status["completionTime"], "4 of 4")
+	assert.Len(t, status["conditions"], 2)
+
+	job.Object["status"] = map[string]any{"completionTime": "2026-01-01T00:00:01Z", "conditions": complete}
+	status = map[string]any{"completionTime": "2026-01-01T00:00:01Z", "conditions": complete}
+	completeJob(job, status, false)
+	assert.Contains(t, status, "completionTime", "finished before: final")
+
+	indexed := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"completions": int64(4), "completionMode": "Indexed"}}}
+	status = map[string]any{"succeeded": int64(2), "completionTime": "2026-01-01T00:00:01Z", "conditions": complete}
+	completeJob(indexed, status, false)
+	assert.Contains(t, status, "completionTime", "an Indexed Job's success policy may need fewer")
+}
+
 // An Indexed Job runs whole in one member: its indexes come back, and stay
 // while that member is away.
 func TestIndexedJobStatusHasItsMembersIndexes(t *testing.T) {

@@ -41,7 +41,7 @@ var All = []*Type{
 		Served: []schema.GroupVersion{extensions},
 		Fields: []string{"spec"}, Status: ingressStatus},
 	{Name: "jobs", Resource: gvr("batch", "v1", "jobs"), Kind: "Job", Namespaced: true,
-		Fields: []string{"spec"}, Prune: pruneJob, Status: jobStatus, Settle: settleJob,
+		Fields: []string{"spec"}, Prune: pruneJob, Status: jobStatus, Settle: settleJob, Complete: completeJob,
 		// (A Job's selector is there only with manualSelector.)
 		Pods: &PodMarks{Templates: podTemplate, Selectors: podSelector, FixedSelectors: true, FixedTemplates: true},
 		Replicas: &ReplicaFields{Annotation: federationv1beta1.JobPreferencesAnnotation, Fields: []string{"parallelism", "completions"},

@@ -16,21 +16,42 @@ var e2eTest = tool{
 	versionVar: "k8s.io/component-base/version.gitVersion",
 }
 
-// EnsureE2ETest builds Kubernetes' e2e.test unless it is cached
-// (root/.cache/bin/kubernetes-e2e-<version>/e2e.test) and returns its path.
-func EnsureE2ETest(ctx context.Context, root string, logf func(string, ...any)) (string, error) {
+// ginkgoCLI is ginkgo's command at the version compiled into e2e.test (the
+// same tools module): only it runs e2e.test's tests in parallel processes,
+// whose protocol must match the library's.
+var ginkgoCLI = tool{
+	dir: "kubernetes", name: "ginkgo", module: "github.com/onsi/ginkgo/v2",
+	packages: []string{"github.com/onsi/ginkgo/v2/ginkgo"},
+}
+
+// E2ETest is where the conformance suite's programs are.
+type E2ETest struct {
+	// E2ETest is Kubernetes' e2e.test.
+	E2ETest string
+	// Ginkgo is the ginkgo command that runs it in parallel.
+	Ginkgo string
+}
+
+// EnsureE2ETest builds Kubernetes' e2e.test and the ginkgo command unless
+// they are cached (root/.cache/bin/kubernetes-e2e-<version>/e2e.test,
+// root/.cache/bin/ginkgo-<version>/ginkgo) and returns their paths.
+func EnsureE2ETest(ctx context.Context, root string, logf func(string, ...any)) (E2ETest, error) {
 	cache := filepath.Join(root, ".cache", "bin")
 	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return "", err
+		return E2ETest{}, err
 	}
 	unlock, err := lockFile(filepath.Join(cache, ".lock"))
 	if err != nil {
-		return "", err
+		return E2ETest{}, err
 	}
 	defer unlock()
-	dir, err := ensureTool(ctx, root, cache, e2eTest, logf)
-	if err != nil {
-		return "", err
+	var paths []string
+	for _, t := range []tool{e2eTest, ginkgoCLI} {
+		dir, err := ensureTool(ctx, root, cache, t, logf)
+		if err != nil {
+			return E2ETest{}, err
+		}
+		paths = append(paths, filepath.Join(dir, t.binary(t.packages[0])))
 	}
-	return filepath.Join(dir, e2eTest.binary(e2eTest.packages[0])), nil
+	return E2ETest{E2ETest: paths[0], Ginkgo: paths[1]}, nil
 }

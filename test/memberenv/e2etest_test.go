@@ -17,6 +17,8 @@ func TestE2ETestIsCachedApart(t *testing.T) {
 	assert.Equal(t, "kubernetes", tools[len(tools)-1].cacheName())
 	assert.Equal(t, "e2e.test", e2eTest.binary(e2eTest.packages[0]))
 	assert.Equal(t, "etcd", tools[0].binary(tools[0].packages[0]), "main packages keep their names")
+	assert.Equal(t, "ginkgo", ginkgoCLI.cacheName())
+	assert.Equal(t, "ginkgo", ginkgoCLI.binary(ginkgoCLI.packages[0]))
 
 	dir := t.TempDir()
 	assert.False(t, haveAll(dir, e2eTest))

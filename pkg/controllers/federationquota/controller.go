@@ -14,6 +14,7 @@ import (
 	"context"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/kubernetes/pkg/controller"
 	"k8s.io/kubernetes/pkg/controller/resourcequota"
 
@@ -52,7 +54,7 @@ type Controller struct {
 // recounted every resync.
 func New(ctx context.Context, client corev1client.ResourceQuotasGetter, quotaInformer coreinformers.ResourceQuotaInformer,
 	objects Informers, resync time.Duration, workers int) (*Controller, error) {
-	factory := informerFactory{objects}
+	factory := informerFactory{objects: objects, quotas: quotaInformer}
 	listers := generic.ListerFuncForResourceFunc(factory.ForResource)
 	started := make(chan struct{})
 	quotas, err := resourcequota.NewController(ctx, &resourcequota.ControllerOptions{
@@ -130,10 +132,30 @@ func usageChanged(resource schema.GroupVersionResource, oldObj, newObj any) bool
 // informerFactory is Informers as the quota controller takes them.
 type informerFactory struct {
 	objects Informers
+	quotas  coreinformers.ResourceQuotaInformer
 }
 
+// resourceQuotas are counted from the informer that tells the controller of
+// a new quota, as in kube-controller-manager: counted from another one,
+// which may not have seen it yet, a new quota's status.used left itself out
+// until the next resync (up to 5 minutes).
+var resourceQuotas = corev1.Resource("resourcequotas")
+
 func (f informerFactory) ForResource(gvr schema.GroupVersionResource) (informers.GenericInformer, error) {
+	if gvr.GroupResource() == resourceQuotas {
+		return quotaInformer{f.quotas}, nil
+	}
 	return f.objects.ForResource(gvr), nil
+}
+
+// quotaInformer is the typed quota informer as a generic one. The
+// controller manager starts it with its other typed informers.
+type quotaInformer struct {
+	coreinformers.ResourceQuotaInformer
+}
+
+func (q quotaInformer) Lister() cache.GenericLister {
+	return cache.NewGenericLister(q.Informer().GetIndexer(), resourceQuotas)
 }
 
 func (f informerFactory) Start(stopCh <-chan struct{}) {

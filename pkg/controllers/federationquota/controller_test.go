@@ -30,14 +30,16 @@ func configMap(ns, name string) *unstructured.Unstructured {
 
 // TestQuotaUsageIsCountedAndRecountedAfterADeletion runs the controller
 // over fake clients: a new quota gets the federation's counts in status,
-// next to the members' sums it keeps; a deletion is counted again.
+// next to the members' sums it keeps; a deletion is counted again. The
+// quota counts itself though the dynamic informers never see it: quotas
+// are counted from the informer that announced it.
 func TestQuotaUsageIsCountedAndRecountedAfterADeletion(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	q := resource.MustParse
 	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "team"},
 		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/configmaps": q("5"), "configmaps": q("5"), "requests.cpu": q("2"),
-			"count/deployments.apps": q("1")}},
+			"count/deployments.apps": q("1"), "resourcequotas": q("2")}},
 		// The members' sum, written by the propagation controller.
 		Status: corev1.ResourceQuotaStatus{Used: corev1.ResourceList{"requests.cpu": q("1500m")}}}
 	kube := fake.NewClientset(quota)
@@ -77,11 +79,11 @@ func TestQuotaUsageIsCountedAndRecountedAfterADeletion(t *testing.T) {
 			t.Fatalf("used is %v", got)
 		}
 	}
-	usedIs(corev1.ResourceList{"count/configmaps": q("2"), "configmaps": q("2"), "count/deployments.apps": q("0"), "requests.cpu": q("1500m")})
+	usedIs(corev1.ResourceList{"count/configmaps": q("2"), "configmaps": q("2"), "count/deployments.apps": q("0"), "resourcequotas": q("1"), "requests.cpu": q("1500m")})
 
 	require.NoError(t, dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("team").
 		Delete(ctx, "a", metav1.DeleteOptions{}))
-	usedIs(corev1.ResourceList{"count/configmaps": q("1"), "configmaps": q("1"), "count/deployments.apps": q("0"), "requests.cpu": q("1500m")})
+	usedIs(corev1.ResourceList{"count/configmaps": q("1"), "configmaps": q("1"), "count/deployments.apps": q("0"), "resourcequotas": q("1"), "requests.cpu": q("1500m")})
 
 	rq, err := kube.CoreV1().ResourceQuotas("team").Get(ctx, "q", metav1.GetOptions{})
 	require.NoError(t, err)

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,7 +19,8 @@ import (
 	"github.com/federation-v1/federation/test/memberenv"
 )
 
-// runBound bounds the run of the chosen tests; they take about 4 minutes.
+// runBound bounds the run of the chosen tests; they take about 1.5 minutes
+// in procs processes.
 const runBound = 20 * time.Minute
 
 // Every conformance test of this Kubernetes version is either chosen or
@@ -27,7 +30,7 @@ func TestConformanceSelection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds e2e.test")
 	}
-	tests := conformanceTests(t, e2eTest(t))
+	tests := conformanceTests(t, e2eTest(t).E2ETest)
 	assert.Empty(t, undecided(tests))
 	reasons := map[string]int{}
 	for _, c := range tests {
@@ -80,6 +83,9 @@ func TestConformance(t *testing.T) {
 				continue
 			}
 			assert.Equal(t, "passed", s.State, "%s: %s", name, s.failure())
+			if strings.Contains(name, "[Serial]") {
+				assert.Empty(t, beside(name, tests), "%s must run alone", name)
+			}
 		}
 		if !t.Failed() {
 			_ = os.RemoveAll(logs)
@@ -90,7 +96,7 @@ func TestConformance(t *testing.T) {
 // exploreE2E runs the tests that focus (a ginkgo regular expression)
 // selects instead of the chosen ones and prints their results without
 // judging them: to see how far excluded tests get.
-func exploreE2E(t *testing.T, e2e string, u *fedenv.User, focus string) {
+func exploreE2E(t *testing.T, e2e memberenv.E2ETest, u *fedenv.User, focus string) {
 	logs := e2eLogs(t)
 	report, log := filepath.Join(logs, "report.json"), filepath.Join(logs, "e2e.log")
 	took, err := runE2E(e2e, u, focus, report, log)
@@ -113,17 +119,34 @@ func exploreE2E(t *testing.T, e2e string, u *fedenv.User, focus string) {
 	}
 }
 
+// procs is how many e2e.test processes share the chosen tests. Most of a
+// test's time is waiting (a quota's count to settle for 15 s, a watch's
+// 10 s between steps, the members' status), so more processes than CPUs
+// pay; ginkgo still runs the [Serial] tests alone, after the others.
+const procs = 6
+
 // runE2E runs e2e.test's tests that focus selects as the federation's
-// admin and writes ginkgo's JSON report to report and its output to log.
-func runE2E(e2e string, u *fedenv.User, focus, report, log string) (time.Duration, error) {
+// admin, in procs processes under ginkgo's command, and writes ginkgo's
+// JSON report (all processes' specs) to report and its output to log.
+func runE2E(e2e memberenv.E2ETest, u *fedenv.User, focus, report, log string) (time.Duration, error) {
 	out, err := os.Create(log)
 	if err != nil {
 		return 0, err
 	}
 	defer out.Close()
+	// ginkgo runs a compiled suite in the suite's folder: a link in the
+	// run's folder keeps e2e.test out of the shared cache's.
+	dir := filepath.Dir(report)
+	link := filepath.Join(dir, filepath.Base(e2e.E2ETest))
+	if err := os.Symlink(e2e.E2ETest, link); err != nil {
+		return 0, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), runBound+time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, e2e,
+	cmd := exec.CommandContext(ctx, e2e.Ginkgo, "run", "--procs="+strconv.Itoa(procs),
+		"--focus="+focus, "--no-color", "-v",
+		"--timeout="+runBound.String(), "--output-dir="+dir, "--json-report="+filepath.Base(report),
+		link, "--",
 		"--kubeconfig="+u.Kubeconfig, "--context=fed", "--provider=skeleton",
 		"--kubectl-path="+kubectl.Default,
 		// The federation has no nodes and no kube-system pods: the suite
@@ -133,16 +156,14 @@ func runE2E(e2e string, u *fedenv.User, focus, report, log string) (time.Duratio
 		// (framework.go's BeforeEach): the federation makes none.
 		"--e2e-verify-service-account=false",
 		// A failure's dump lists pods and nodes, which are not served.
-		"--dump-logs-on-failure=false",
-		"--ginkgo.focus="+focus, "--ginkgo.no-color", "--ginkgo.v",
-		"--ginkgo.timeout="+runBound.String(), "--ginkgo.json-report="+report)
-	cmd.Dir = filepath.Dir(report)
+		"--dump-logs-on-failure=false")
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "HOME="+u.Home, "KUBECONFIG=")
 	cmd.Stdout, cmd.Stderr = out, out
 	start := time.Now()
 	err = cmd.Run()
 	if err != nil {
-		err = fmt.Errorf("e2e.test: %w", err)
+		err = fmt.Errorf("ginkgo run e2e.test: %w", err)
 	}
 	return time.Since(start), err
 }

@@ -13,17 +13,18 @@ import (
 	"github.com/federation-v1/federation/test/memberenv"
 )
 
-// e2eTest returns Kubernetes' e2e.test at the served version, building it
-// the first time (several minutes; it says every 30 s that it still is).
-func e2eTest(t *testing.T) string {
+// e2eTest returns Kubernetes' e2e.test at the served version and the
+// ginkgo command that runs it, building them the first time (e2e.test
+// several minutes; it says every 30 s that it still is).
+func e2eTest(t *testing.T) memberenv.E2ETest {
 	t.Helper()
 	root, err := memberenv.RepoRoot()
 	require.NoError(t, err)
 	start := time.Now()
-	path, err := memberenv.EnsureE2ETest(context.Background(), root, t.Logf)
+	e2e, err := memberenv.EnsureE2ETest(context.Background(), root, t.Logf)
 	require.NoError(t, err)
-	t.Logf("e2e.test is %s (ready in %s)", path, time.Since(start).Round(time.Second))
-	return path
+	t.Logf("e2e.test is %s, ginkgo %s (ready in %s)", e2e.E2ETest, e2e.Ginkgo, time.Since(start).Round(time.Second))
+	return e2e
 }
 
 // conformanceTests lists e2e.test's conformance tests.

@@ -11,7 +11,7 @@ import (
 )
 
 // specReport is what this suite reads of one entry of ginkgo's JSON
-// report (--ginkgo.json-report), a types.SpecReport.
+// report (ginkgo run --json-report), a types.SpecReport.
 type specReport struct {
 	ContainerHierarchyTexts []string
 	LeafNodeText            string
@@ -19,9 +19,10 @@ type specReport struct {
 	// "SynchronizedBeforeSuite".
 	LeafNodeType string
 	// State is "passed", "failed", "skipped", "panicked", "timedout", ...
-	State   string
-	RunTime time.Duration
-	Failure struct {
+	State              string
+	StartTime, EndTime time.Time
+	RunTime            time.Duration
+	Failure            struct {
 		Message  string
 		Location struct {
 			FileName   string
@@ -69,6 +70,20 @@ func readReport(path string) (tests map[string]specReport, suiteFailures []specR
 		}
 	}
 	return tests, suiteFailures, nil
+}
+
+// beside returns the tests that ran while the test name did, by their
+// start and end (ginkgo's report does not say which were [Serial]).
+func beside(name string, tests map[string]specReport) []string {
+	s := tests[name]
+	var others []string
+	for other, o := range tests {
+		if other != name && o.State != "skipped" && o.StartTime.Before(s.EndTime) && s.StartTime.Before(o.EndTime) {
+			others = append(others, other)
+		}
+	}
+	sort.Strings(others)
+	return others
 }
 
 // table prints the chosen tests' results, slowest first: test, result,

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -80,4 +81,20 @@ func TestDecide(t *testing.T) {
 	problems := undecided([]conformanceTest{{File: "test/e2e/new/thing.go", Codename: "[sig-new] a new test [Conformance]"}})
 	assert.Contains(t, problems, "[sig-new] a new test [Conformance] (test/e2e/new/thing.go) is neither chosen nor excluded")
 	assert.Len(t, problems, 1+len(chosen), "and every chosen name is missing from that list")
+}
+
+// A [Serial] test ran alone when no test that ran overlapped its run; a
+// skipped one never ran.
+func TestBesideFindsTheTestsThatOverlapped(t *testing.T) {
+	at := func(s int) time.Time { return time.Date(2026, 11, 28, 0, 0, s, 0, time.UTC) }
+	tests := map[string]specReport{
+		"serial":        {State: "passed", StartTime: at(10), EndTime: at(20)},
+		"before":        {State: "passed", StartTime: at(0), EndTime: at(10)},
+		"after":         {State: "passed", StartTime: at(20), EndTime: at(30)},
+		"skipped":       {State: "skipped"},
+		"ends inside":   {State: "passed", StartTime: at(5), EndTime: at(11)},
+		"starts inside": {State: "failed", StartTime: at(19), EndTime: at(25)},
+	}
+	assert.Equal(t, []string{"ends inside", "starts inside"}, beside("serial", tests))
+	assert.Empty(t, beside("after", map[string]specReport{"after": tests["after"], "serial": tests["serial"]}))
 }

@@ -2,8 +2,9 @@
 
 // Package tools pins the Kubernetes control-plane binaries that the member-cluster
 // test environment runs, and the conformance test binary (e2e.test) that the
-// conformance suite runs against the federation. Nothing imports it; `go build`
-// of the listed commands and `go test -c k8s.io/kubernetes/test/e2e` use it.
+// conformance suite runs against the federation, with the ginkgo command that
+// runs it in parallel. Nothing imports it; `go build` of the listed commands
+// and `go test -c k8s.io/kubernetes/test/e2e` use it.
 package tools
 
 import (
@@ -14,6 +15,8 @@ import (
 	// e2e.test: the package and what its e2e_test.go imports, so that go.sum
 	// holds every module `go test -c` needs.
 	_ "github.com/onsi/ginkgo/v2"
+	// ginkgo's command, which runs e2e.test in parallel processes.
+	_ "github.com/onsi/ginkgo/v2/ginkgo"
 	_ "k8s.io/kubernetes/test/conformance/testdata"
 	_ "k8s.io/kubernetes/test/e2e"
 	_ "k8s.io/kubernetes/test/e2e/apimachinery"
