@@ -253,6 +253,44 @@ func completeQuota(fed *unstructured.Unstructured, status map[string]any, _ bool
 	}
 }
 
+// quotaHardTampered reports a quota whose status.hard differs from what
+// completeQuota writes: spec.hard's limits of what members count. (The
+// federation's own object counts are its quota controller's, which, as
+// kube-controller-manager's, puts them back at its resync.) A quota without
+// status.hard has not been written yet: its first status is on its way.
+func quotaHardTampered(fed *unstructured.Unstructured) bool {
+	spec, _, _ := unstructured.NestedMap(fed.Object, "spec", "hard")
+	status, found, _ := unstructured.NestedMap(fed.Object, "status", "hard")
+	if !found {
+		return false
+	}
+	membersCounted := func(limits map[string]any) map[string]string {
+		out := map[string]string{}
+		for name, v := range limits {
+			if s, ok := v.(string); ok && !QuotaCounted(name) {
+				out[name] = s
+			}
+		}
+		return out
+	}
+	want, have := membersCounted(spec), membersCounted(status)
+	if len(want) != len(have) {
+		return true
+	}
+	for name, w := range want {
+		h, ok := have[name]
+		if !ok {
+			return true
+		}
+		wq, err1 := resource.ParseQuantity(w)
+		hq, err2 := resource.ParseQuantity(h)
+		if err1 != nil || err2 != nil || wq.Cmp(hq) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // quantities are quantities as status values, in canonical form (as the
 // apiserver stores them).
 func quantities(qs map[string]resource.Quantity) map[string]any {

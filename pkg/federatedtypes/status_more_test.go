@@ -133,6 +133,42 @@ func TestResourceQuotaStatusReportsTheFullestMemberAndEachMembersUse(t *testing.
 	assert.Equal(t, map[string]string{federationv1beta1.MemberQuotaUsageAnnotation: ""}, annotations, "removed when no member reports")
 }
 
+// A quota's hard limits patched through /status are told from the
+// federation's own status, which completeQuota writes from the spec.
+func TestQuotaHardTamperedIsSomeoneElsesStatusHard(t *testing.T) {
+	quota := func(spec, status map[string]any) *unstructured.Unstructured {
+		obj := map[string]any{"spec": map[string]any{"hard": spec}}
+		if status != nil {
+			obj["status"] = map[string]any{"hard": status}
+		}
+		return &unstructured.Unstructured{Object: obj}
+	}
+	spec := map[string]any{"cpu": "500m", "memory": "500Mi", "count/configmaps": "5"}
+	for _, tc := range []struct {
+		name     string
+		status   map[string]any
+		tampered bool
+	}{
+		{"no status yet", nil, false},
+		{"as the spec", map[string]any{"cpu": "500m", "memory": "500Mi", "count/configmaps": "5"}, false},
+		{"the same quantities written otherwise", map[string]any{"cpu": "0.5", "memory": "500Mi"}, false},
+		{"an object count changed: the quota controller's to put back", map[string]any{"cpu": "500m", "memory": "500Mi", "count/configmaps": "9"}, false},
+		{"a limit patched", map[string]any{"cpu": "2", "memory": "2Gi", "count/configmaps": "5"}, true},
+		{"a limit missing", map[string]any{"cpu": "500m"}, true},
+		{"a limit added", map[string]any{"cpu": "500m", "memory": "500Mi", "pods": "3"}, true},
+		{"not a quantity", map[string]any{"cpu": "lots", "memory": "500Mi"}, true},
+	} {
+		assert.Equal(t, tc.tampered, quotaHardTampered(quota(spec, tc.status)), tc.name)
+	}
+
+	// What completeQuota writes is never taken for tampering.
+	fed := quota(spec, map[string]any{"cpu": "2", "memory": "2Gi", "count/configmaps": "5"})
+	status := map[string]any{}
+	completeQuota(fed, status, true)
+	require.NoError(t, unstructured.SetNestedField(fed.Object, status, "status"))
+	assert.False(t, quotaHardTampered(fed))
+}
+
 func TestQuotaCountedAreTheObjectCountsOfTheNamespacedFederatedTypes(t *testing.T) {
 	for _, name := range []string{"count/configmaps", "configmaps", "count/secrets", "secrets", "count/services", "services",
 		"services.loadbalancers", "services.nodeports", "count/persistentvolumeclaims", "persistentvolumeclaims",

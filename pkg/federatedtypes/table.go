@@ -73,7 +73,8 @@ var All = []*Type{
 	{Name: "limitranges", Resource: gvr("", "v1", "limitranges"), Kind: "LimitRange", Namespaced: true,
 		Fields: []string{"spec"}},
 	{Name: "resourcequotas", Resource: gvr("", "v1", "resourcequotas"), Kind: "ResourceQuota", Namespaced: true,
-		Fields: []string{"spec"}, Status: resourceQuotaStatus, Complete: completeQuota, Shaped: true},
+		Fields: []string{"spec"}, Status: resourceQuotaStatus, Complete: completeQuota,
+		StatusTampered: quotaHardTampered, Shaped: true},
 	// Served in the RBAC group the federation authorizes with (rbacstores.go
 	// in pkg/apiserver); what members accept of them is bounded by package
 	// memberrbac.

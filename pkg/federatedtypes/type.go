@@ -73,6 +73,11 @@ type Type struct {
 	// every selected member holds its current version (all: a claim is
 	// Bound only then).
 	Complete func(fed *unstructured.Unstructured, status map[string]any, all bool)
+	// StatusTampered reports a status that differs from what Complete
+	// writes from the object itself (a quota's hard limits patched through
+	// /status): such an update is reconciled at once, not at the next
+	// member event or resync. The federation's own writes never differ.
+	StatusTampered func(fed *unstructured.Unstructured) bool
 	// Endpoints asks for Member.ReadyEndpoints to be filled (Services).
 	Endpoints bool
 	// ObservedGeneration sets status.observedGeneration to the federated

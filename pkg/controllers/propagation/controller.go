@@ -133,7 +133,7 @@ func New(t *federatedtypes.Type, fed dynamic.Interface, informer informers.Gener
 	if _, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.federatedChanged,
 		UpdateFunc: func(old, obj any) {
-			if needsSync(old, obj) {
+			if needsSync(old, obj) || statusTampered(t, obj) {
 				c.federatedChanged(obj)
 			}
 		},

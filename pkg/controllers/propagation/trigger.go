@@ -5,6 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
 // needsSync reports whether an update of a federated object can change what
@@ -36,4 +38,13 @@ func withoutBookkeeping(obj *unstructured.Unstructured) map[string]any {
 	out.SetFinalizers(nil)
 	delete(out.Object, "status")
 	return out.Object
+}
+
+// statusTampered reports a federated object whose status someone else
+// changed away from what the federation writes (federatedtypes.Type's
+// StatusTampered): needsSync ignores status changes, the federation's own
+// among them.
+func statusTampered(t *federatedtypes.Type, obj any) bool {
+	u, ok := obj.(*unstructured.Unstructured)
+	return ok && t.StatusTampered != nil && u.GetDeletionTimestamp() == nil && t.StatusTampered(u)
 }

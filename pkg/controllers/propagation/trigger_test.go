@@ -5,11 +5,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/writer"
+	"github.com/federation-v1/federation/pkg/federatedtypes"
 )
 
 func TestNeedsSync(t *testing.T) {
@@ -46,4 +48,23 @@ func TestNeedsSync(t *testing.T) {
 			assert.Equal(t, tt.want, needsSync(tt.old, tt.cur))
 		})
 	}
+}
+
+// A quota's hard limits patched through /status are reconciled at once;
+// types without the check, and objects being deleted, are not.
+func TestStatusTampered(t *testing.T) {
+	quotas, configMaps := federatedtypes.ByName("resourcequotas"), federatedtypes.ByName("configmaps")
+	require.NotNil(t, quotas)
+	require.NotNil(t, configMaps)
+	quota := &unstructured.Unstructured{Object: map[string]any{
+		"spec":   map[string]any{"hard": map[string]any{"cpu": "500m"}},
+		"status": map[string]any{"hard": map[string]any{"cpu": "2"}},
+	}}
+	assert.True(t, statusTampered(quotas, quota))
+	assert.False(t, statusTampered(configMaps, quota), "no check for the type")
+	deleting := quota.DeepCopy()
+	deleting.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
+	assert.False(t, statusTampered(quotas, deleting))
+	require.NoError(t, unstructured.SetNestedField(quota.Object, "500m", "status", "hard", "cpu"))
+	assert.False(t, statusTampered(quotas, quota), "as the federation writes it")
 }
