@@ -41,9 +41,13 @@ tools: build ## build (once) and cache etcd, kube-apiserver, kube-controller-man
 # race detector (a concurrent map access once killed the controller manager).
 RACE_PACKAGES ?= ./pkg/controllers/propagation/... ./pkg/controllers/customresources/ ./pkg/membercluster/ ./pkg/queueworker/
 
+# The e2e suites run the binaries `make build` (under tools) just made,
+# rather than each package linking its own (test/fedenv's FEDENV_BIN).
+E2E_BIN = FEDENV_BIN=$(CURDIR)/bin
+
 test: lint tools ## lint, then the whole suite: unit (the concurrent packages also under -race), integration and e2e
 	$(GO) test -race -count=1 -short $(RACE_PACKAGES)
-	$(GO) test $(TEST_FLAGS) ./...
+	$(E2E_BIN) $(GO) test $(TEST_FLAGS) ./...
 
 test-unit: ## run only the fast tests (no clusters)
 	$(GO) test -count=1 -short ./...
@@ -51,10 +55,10 @@ test-unit: ## run only the fast tests (no clusters)
 # make conformance FOCUS='<ginkgo regexp>' runs other conformance tests
 # instead, printing how each fares without judging them.
 conformance: tools ## Kubernetes' conformance tests for the served types (e2e.test built once) against a federation with 3 members
-	CONFORMANCE_FOCUS='$(FOCUS)' $(GO) test -count=1 -timeout 40m -v -run '^TestConformance' ./test/e2e/conformance/
+	$(E2E_BIN) CONFORMANCE_FOCUS='$(FOCUS)' $(GO) test -count=1 -timeout 40m -v -run '^TestConformance' ./test/e2e/conformance/
 
 faults: tools ## the fault matrix (docs/reliability.md): an HA federation, 3 members, six faults; table in .run/faults/results.md
-	$(GO) test -count=1 -timeout 30m -v -run '^TestFaultMatrix$$' ./test/e2e/faults/
+	$(E2E_BIN) $(GO) test -count=1 -timeout 30m -v -run '^TestFaultMatrix$$' ./test/e2e/faults/
 
 # make bench: member cluster counts, one federation each (1,3,6,10), and the
 # scenarios (burst,delete,steady,deployments; scale only when named: the
