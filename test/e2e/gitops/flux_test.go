@@ -2,20 +2,17 @@ package gitops_test
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/federation-v1/federation/test/memberenv"
+	"github.com/federation-v1/federation/test/testprocess"
 )
 
 // fluxNamespace is where Flux runs in its host, as `flux install` puts it.
@@ -56,37 +53,14 @@ func startFlux(t *testing.T, f *fixture, host string) {
 	runController(t, "kustomize-controller", flux.KustomizeController, kubeconfig, "--requeue-dependency=5s")
 }
 
-// runController starts one Flux controller and stops it when the test ends.
+// runController starts one Flux controller for the length of the test. It
+// reads its cluster from KUBECONFIG (it has no flag for it).
 func runController(t *testing.T, name, binary, kubeconfig string, flags ...string) {
 	t.Helper()
-	logPath := filepath.Join(t.TempDir(), name+".log")
-	logFile, err := os.Create(logPath)
-	require.NoError(t, err)
 	args := append([]string{"--metrics-addr=0", "--health-addr=0", "--log-encoding=console", "--enable-leader-election=false"}, flags...)
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE="+fluxNamespace)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// It dies with the test binary, even if that is killed. (It reads its
-	// cluster from the environment only, which localprocess does not set.)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	require.NoError(t, cmd.Start(), name)
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		logFile.Close()
-		if t.Failed() {
-			if b, err := os.ReadFile(logPath); err == nil {
-				t.Logf("%s's log:\n%s", name, tail(string(b), 150))
-			}
-		}
-	})
+	testprocess.Start(t, name, cmd)
 }
 
 // loopbackAddress is a free TCP address on 127.0.0.1.
@@ -96,13 +70,4 @@ func loopbackAddress(t *testing.T) string {
 	require.NoError(t, err)
 	defer l.Close()
 	return l.Addr().String()
-}
-
-// tail is the last n lines of s.
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = append([]string{fmt.Sprintf("[%d lines before]", len(lines)-n)}, lines[len(lines)-n:]...)
-	}
-	return strings.Join(lines, "\n")
 }

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"text/template"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/federation-v1/federation/pkg/poll"
+	"github.com/federation-v1/federation/test/testprocess"
 )
 
 // binary is the federation-dns built once by TestMain.
@@ -98,39 +98,17 @@ func startServer(t testing.TB, endpoint string, plugins ...string) *server {
 		t.Fatalf("writing the Corefile: %v", err)
 	}
 
-	logPath := filepath.Join(dir, "federation-dns.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatalf("creating the federation-dns log: %v", err)
-	}
-	cmd := exec.Command(binary, "-conf", conf)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// The server dies with the test binary, even if that is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", binary, err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		logFile.Close()
 		if t.Failed() {
-			out, _ := os.ReadFile(logPath)
-			t.Logf("federation-dns Corefile:\n%s\nfederation-dns output:\n%s", b.String(), out)
+			t.Logf("federation-dns Corefile:\n%s", b.String())
 		}
 	})
+	server := testprocess.Start(t, "federation-dns", exec.Command(binary, "-conf", conf))
 
-	err = poll.Until(context.Background(), 30*time.Second, "federation-dns to be ready and answer on "+s.addr, func(context.Context) error {
+	err := poll.Until(context.Background(), 30*time.Second, "federation-dns to be ready and answer on "+s.addr, func(context.Context) error {
 		select {
-		case err := <-exited:
-			return poll.Abort(fmt.Errorf("federation-dns exited: %v", err))
+		case <-server.Exited():
+			return poll.Abort(fmt.Errorf("federation-dns exited: %v", server.Err()))
 		default:
 		}
 		if err := httpOK("http://" + s.ready + "/ready"); err != nil {
