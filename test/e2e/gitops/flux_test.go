@@ -6,11 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/federation-v1/federation/pkg/freeport"
 	"github.com/federation-v1/federation/test/memberenv"
 	"github.com/federation-v1/federation/test/testprocess"
 )
@@ -45,7 +47,10 @@ func startFlux(t *testing.T, f *fixture, host string) {
 	kubeconfig := filepath.Join(t.TempDir(), "host.kubeconfig")
 	require.NoError(t, clientcmd.WriteToFile(*cfg, kubeconfig))
 
-	storage := loopbackAddress(t)
+	// source-controller's artifact server, which kustomize-controller fetches from.
+	port, err := freeport.Pick("127.0.0.1")
+	require.NoError(t, err)
+	storage := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	runController(t, "source-controller", flux.SourceController, kubeconfig,
 		"--storage-path="+t.TempDir(), "--storage-addr="+storage, "--storage-adv-addr="+storage)
 	// A Kustomization made before its source's first artifact waits for the
@@ -61,13 +66,4 @@ func runController(t *testing.T, name, binary, kubeconfig string, flags ...strin
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE="+fluxNamespace)
 	testprocess.Start(t, name, cmd)
-}
-
-// loopbackAddress is a free TCP address on 127.0.0.1.
-func loopbackAddress(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
 }
