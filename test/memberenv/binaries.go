@@ -92,11 +92,7 @@ func RepoRoot() (string, error) {
 // (root/.cache/bin/<tool>-<version>/) and returns all paths. A lock file
 // serialises concurrent callers such as parallel test packages.
 func EnsureBinaries(ctx context.Context, root string, logf func(string, ...any)) (*Binaries, error) {
-	cache := filepath.Join(root, ".cache", "bin")
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return nil, err
-	}
-	unlock, err := lockFile(filepath.Join(cache, ".lock"))
+	cache, unlock, err := lockCache(root)
 	if err != nil {
 		return nil, err
 	}
@@ -299,6 +295,18 @@ func requiredVersion(gomod, module string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s does not require %s", gomod, module)
+}
+
+// lockCache makes the tools' cache folder (root/.cache/bin) and locks it
+// for the caller, so that concurrent callers (test packages run in
+// parallel) build each tool once.
+func lockCache(root string) (cache string, unlock func(), err error) {
+	cache = filepath.Join(root, ".cache", "bin")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return "", nil, err
+	}
+	unlock, err = lockFile(filepath.Join(cache, ".lock"))
+	return cache, unlock, err
 }
 
 // lockFile takes an exclusive flock on path and returns its release.

@@ -2,7 +2,6 @@ package memberenv
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 )
 
@@ -36,11 +35,7 @@ type E2ETest struct {
 // they are cached (root/.cache/bin/kubernetes-e2e-<version>/e2e.test,
 // root/.cache/bin/ginkgo-<version>/ginkgo) and returns their paths.
 func EnsureE2ETest(ctx context.Context, root string, logf func(string, ...any)) (E2ETest, error) {
-	cache := filepath.Join(root, ".cache", "bin")
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return E2ETest{}, err
-	}
-	unlock, err := lockFile(filepath.Join(cache, ".lock"))
+	cache, unlock, err := lockCache(root)
 	if err != nil {
 		return E2ETest{}, err
 	}

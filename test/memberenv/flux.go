@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 )
@@ -32,11 +31,7 @@ type Flux struct {
 // (root/.cache/bin/flux-<controller>-<version>/) and returns their paths and
 // CRD files.
 func EnsureFlux(ctx context.Context, root string, logf func(string, ...any)) (*Flux, error) {
-	cache := filepath.Join(root, ".cache", "bin")
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return nil, err
-	}
-	unlock, err := lockFile(filepath.Join(cache, ".lock"))
+	cache, unlock, err := lockCache(root)
 	if err != nil {
 		return nil, err
 	}
