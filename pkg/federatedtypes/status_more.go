@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	quota "k8s.io/apiserver/pkg/quota/v1"
 
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 )
@@ -264,31 +266,27 @@ func quotaHardTampered(fed *unstructured.Unstructured) bool {
 	if !found {
 		return false
 	}
-	membersCounted := func(limits map[string]any) map[string]string {
-		out := map[string]string{}
-		for name, v := range limits {
-			if s, ok := v.(string); ok && !QuotaCounted(name) {
-				out[name] = s
-			}
+	want, ok1 := membersCountedLimits(spec)
+	have, ok2 := membersCountedLimits(status)
+	return !ok1 || !ok2 || !quota.Equals(want, have)
+}
+
+// membersCountedLimits are the limits of what members count among a quota's
+// hard limits; false when one is not a quantity.
+func membersCountedLimits(limits map[string]any) (corev1.ResourceList, bool) {
+	out := corev1.ResourceList{}
+	for name, v := range limits {
+		if QuotaCounted(name) {
+			continue
 		}
-		return out
-	}
-	want, have := membersCounted(spec), membersCounted(status)
-	if len(want) != len(have) {
-		return true
-	}
-	for name, w := range want {
-		h, ok := have[name]
-		if !ok {
-			return true
+		s, _ := v.(string)
+		q, err := resource.ParseQuantity(s)
+		if err != nil {
+			return nil, false
 		}
-		wq, err1 := resource.ParseQuantity(w)
-		hq, err2 := resource.ParseQuantity(h)
-		if err1 != nil || err2 != nil || wq.Cmp(hq) != 0 {
-			return true
-		}
+		out[corev1.ResourceName(name)] = q
 	}
-	return false
+	return out, true
 }
 
 // quantities are quantities as status values, in canonical form (as the
