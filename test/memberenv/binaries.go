@@ -128,6 +128,16 @@ func EnsureBinaries(ctx context.Context, root string, logf func(string, ...any))
 	}, nil
 }
 
+// ensureBinary builds a tool of one package unless it is cached, and
+// returns its binary.
+func ensureBinary(ctx context.Context, root, cache string, t tool, logf func(string, ...any)) (string, error) {
+	dir, err := ensureTool(ctx, root, cache, t, logf)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, t.binary(t.packages[0])), nil
+}
+
 // ensureTool builds one tools module's binaries unless its versioned cache
 // folder already holds them all.
 func ensureTool(ctx context.Context, root, cache string, t tool, logf func(string, ...any)) (string, error) {

@@ -2,7 +2,6 @@ package memberenv
 
 import (
 	"context"
-	"path/filepath"
 )
 
 // e2eTest is Kubernetes' end-to-end test binary at the members' version,
@@ -40,13 +39,13 @@ func EnsureE2ETest(ctx context.Context, root string, logf func(string, ...any)) 
 		return E2ETest{}, err
 	}
 	defer unlock()
-	var paths []string
-	for _, t := range []tool{e2eTest, ginkgoCLI} {
-		dir, err := ensureTool(ctx, root, cache, t, logf)
-		if err != nil {
-			return E2ETest{}, err
-		}
-		paths = append(paths, filepath.Join(dir, t.binary(t.packages[0])))
+	e2e, err := ensureBinary(ctx, root, cache, e2eTest, logf)
+	if err != nil {
+		return E2ETest{}, err
 	}
-	return E2ETest{E2ETest: paths[0], Ginkgo: paths[1]}, nil
+	ginkgo, err := ensureBinary(ctx, root, cache, ginkgoCLI, logf)
+	if err != nil {
+		return E2ETest{}, err
+	}
+	return E2ETest{E2ETest: e2e, Ginkgo: ginkgo}, nil
 }

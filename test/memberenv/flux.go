@@ -37,16 +37,14 @@ func EnsureFlux(ctx context.Context, root string, logf func(string, ...any)) (*F
 	}
 	defer unlock()
 	flux := &Flux{}
-	for _, c := range []struct {
-		tool
-		binary *string
-	}{{sourceController, &flux.SourceController}, {kustomizeController, &flux.KustomizeController}} {
-		dir, err := ensureTool(ctx, root, cache, c.tool, logf)
-		if err != nil {
-			return nil, err
-		}
-		*c.binary = filepath.Join(dir, c.tool.binary(c.packages[0]))
-		crds, err := moduleCRDs(ctx, root, c.tool)
+	if flux.SourceController, err = ensureBinary(ctx, root, cache, sourceController, logf); err != nil {
+		return nil, err
+	}
+	if flux.KustomizeController, err = ensureBinary(ctx, root, cache, kustomizeController, logf); err != nil {
+		return nil, err
+	}
+	for _, t := range []tool{sourceController, kustomizeController} {
+		crds, err := moduleCRDs(ctx, root, t)
 		if err != nil {
 			return nil, err
 		}
