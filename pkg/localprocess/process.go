@@ -159,8 +159,11 @@ func (p *Process) waitExit(d time.Duration) bool {
 }
 
 // LogTail returns the last lines of the process's log, for error messages.
-func (p *Process) LogTail(lines int) string {
-	data, err := os.ReadFile(p.Log)
+func (p *Process) LogTail(lines int) string { return Tail(p.Log, lines) }
+
+// Tail returns the last lines of the file at path ("" if it cannot be read).
+func Tail(path string, lines int) string {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return ""
 	}

@@ -4,14 +4,14 @@
 package testprocess
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/federation-v1/federation/pkg/localprocess"
 )
 
 // stopGrace is how long a program has to exit after SIGTERM.
@@ -59,7 +59,7 @@ func Start(t testing.TB, name string, cmd *exec.Cmd) *Process {
 		}
 		logFile.Close()
 		if t.Failed() {
-			t.Logf("%s's log:\n%s", name, p.tail(logLines))
+			t.Logf("%s's log (last %d lines):\n%s", name, logLines, localprocess.Tail(p.Log, logLines))
 		}
 	})
 	return p
@@ -70,16 +70,3 @@ func (p *Process) Exited() <-chan struct{} { return p.exited }
 
 // Err is how the program exited, once Exited is closed.
 func (p *Process) Err() error { return p.err }
-
-// tail is the log's last n lines.
-func (p *Process) tail(n int) string {
-	b, err := os.ReadFile(p.Log)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = append([]string{fmt.Sprintf("[%d lines before]", len(lines)-n)}, lines[len(lines)-n:]...)
-	}
-	return strings.Join(lines, "\n")
-}
