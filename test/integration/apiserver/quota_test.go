@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -37,15 +38,34 @@ func TestResourceQuotaAdmission(t *testing.T) {
 	q, err := admin.CoreV1().ResourceQuotas(ns).Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "objects"},
 		Spec: corev1.ResourceQuotaSpec{Hard: hard}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	q.Status = corev1.ResourceQuotaStatus{Hard: hard, Used: corev1.ResourceList{"count/configmaps": resource.MustParse("0")}}
-	_, err = cm.CoreV1().ResourceQuotas(ns).UpdateStatus(ctx, q, metav1.UpdateOptions{})
-	require.NoError(t, err)
-
 	configMap := func(name string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"k": "v"}}
 	}
-	_, err = admin.CoreV1().ConfigMaps(ns).Create(ctx, configMap("first"), metav1.CreateOptions{})
-	require.NoError(t, err)
+	setUsed := func(q *corev1.ResourceQuota, used string) *corev1.ResourceQuota {
+		q.Status = corev1.ResourceQuotaStatus{Hard: hard, Used: corev1.ResourceList{"count/configmaps": resource.MustParse(used)}}
+		q, err := cm.CoreV1().ResourceQuotas(ns).UpdateStatus(ctx, q, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		return q
+	}
+	// Admission reads quotas from its informer, which sees a status write a
+	// moment later; a create it checks against the quota as created (no
+	// status.hard yet) is let through uncharged. So the quota is first full,
+	// until a dry run (checked, never charged) is refused: from then on the
+	// informer holds a status.hard. Then it is emptied, and the first create
+	// is retried while the informer still reads it full (refused, uncharged).
+	q = setUsed(q, "1")
+	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	require.Eventually(t, func() bool {
+		_, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, configMap("first"), dryRun)
+		return apierrors.IsForbidden(err)
+	}, 30*time.Second, 50*time.Millisecond, "a full quota refuses a dry run once admission sees its status")
+	setUsed(q, "0")
+	var created error
+	require.Eventually(t, func() bool {
+		_, created = admin.CoreV1().ConfigMaps(ns).Create(ctx, configMap("first"), metav1.CreateOptions{})
+		return !apierrors.IsForbidden(created)
+	}, 30*time.Second, 50*time.Millisecond, "the emptied quota admits a create")
+	require.NoError(t, created)
 	q, err = admin.CoreV1().ResourceQuotas(ns).Get(ctx, "objects", metav1.GetOptions{})
 	require.NoError(t, err)
 	used := q.Status.Used["count/configmaps"]
