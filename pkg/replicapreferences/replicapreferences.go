@@ -16,8 +16,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"github.com/federation-v1/federation/pkg/planner"
 )
 
 // AllClusters is the cluster name whose preferences apply to every cluster
@@ -151,13 +149,4 @@ func (p *Preferences) ForCluster(name string) (prefs ClusterPreferences, ok bool
 	}
 	c, ok := p.Clusters[AllClusters]
 	return c, ok
-}
-
-// Planner returns the preferences in the planner's terms.
-func (p *Preferences) Planner() planner.Preferences {
-	out := planner.Preferences{Rebalance: p.Rebalance, Clusters: make(map[string]planner.ClusterPreference, len(p.Clusters))}
-	for name, c := range p.Clusters {
-		out.Clusters[name] = planner.ClusterPreference{MinReplicas: c.MinReplicas, MaxReplicas: c.MaxReplicas, Weight: c.Weight}
-	}
-	return out
 }

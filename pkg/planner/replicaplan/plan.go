@@ -130,7 +130,7 @@ func Divide(rf *federatedtypes.ReplicaFields, in Input) Result {
 				}
 			}
 		}
-		plan := prefs.Planner().Plan(planner.Input{Replicas: total, Clusters: in.Clusters, Current: current, Capacity: capacity, Key: key})
+		plan := plannerPreferences(prefs).Plan(planner.Input{Replicas: total, Clusters: in.Clusters, Current: current, Capacity: capacity, Key: key})
 		res.Plan[f] = plan.Desired()
 		if plan.Unplaced > 0 {
 			res.Unplaced[f] = plan.Unplaced
@@ -145,4 +145,14 @@ func Divide(rf *federatedtypes.ReplicaFields, in Input) Result {
 		}
 	}
 	return res
+}
+
+// plannerPreferences returns the annotation's preferences in the planner's
+// terms (the planner knows nothing of annotations).
+func plannerPreferences(p *replicapreferences.Preferences) planner.Preferences {
+	out := planner.Preferences{Rebalance: p.Rebalance, Clusters: make(map[string]planner.ClusterPreference, len(p.Clusters))}
+	for name, c := range p.Clusters {
+		out.Clusters[name] = planner.ClusterPreference{MinReplicas: c.MinReplicas, MaxReplicas: c.MaxReplicas, Weight: c.Weight}
+	}
+	return out
 }
