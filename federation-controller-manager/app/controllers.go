@@ -63,6 +63,9 @@ type ControllerContext struct {
 	// Capacity estimates what members can schedule of divided workloads;
 	// made with the first such controller.
 	Capacity *capacity.Estimator
+	// CustomResources starts the custom resources' controllers; made by
+	// the first of it and the CRDs' controller, whose deletions wait for it.
+	CustomResources *customresources.Controller
 }
 
 // capacity returns the capacity estimator, making it (and the watch of the
@@ -150,7 +153,7 @@ func registry() map[string]initFunc {
 		// each CRD by a propagation controller that customresources.Name
 		// starts at run time, named in --controllers by the CRD's name,
 		// <plural>.<group>.
-		customresources.CRDsName: propagationInit(customresources.CRDs),
+		customresources.CRDsName: startCRDs,
 		customresources.Name:     startCustomResources,
 		// The members' Warning events about copies, on the federated objects.
 		memberevents.Name: startMemberEvents,

@@ -13,17 +13,42 @@ import (
 // startCustomResources runs the controller that starts, for each
 // Established CRD, the propagation controller of its custom resources.
 func startCustomResources(_ context.Context, cc *ControllerContext) (func(context.Context) error, error) {
-	members, err := cc.members()
+	c, err := cc.customResources()
 	if err != nil {
 		return nil, err
 	}
-	c, err := customresources.New(cc.FedDynamic, cc.DynamicInformers.ForResource(customresources.CRDResource), members,
-		cc.Options.customResourceEnabled, cc.Recorder, cc.Options.Propagation)
-	if err != nil {
-		return nil, err
-	}
-	c.WatchTombstones(cc.TombstoneInformers.Core().V1().ConfigMaps())
 	return c.Run, nil
+}
+
+// startCRDs runs the propagation controller of CRDs, whose deletions wait
+// for the copies of their custom resources to be let go.
+func startCRDs(ctx context.Context, cc *ControllerContext) (func(context.Context) error, error) {
+	c, err := cc.customResources()
+	if err != nil {
+		return nil, err
+	}
+	t := *customresources.CRDs
+	t.Dependents = c.Dependents
+	return propagationInit(&t)(ctx, cc)
+}
+
+// customResources returns the controller of the custom resources'
+// controllers, making it the first time (it runs only if started).
+func (cc *ControllerContext) customResources() (*customresources.Controller, error) {
+	if cc.CustomResources == nil {
+		members, err := cc.members()
+		if err != nil {
+			return nil, err
+		}
+		c, err := customresources.New(cc.FedDynamic, cc.DynamicInformers.ForResource(customresources.CRDResource), members,
+			cc.Options.customResourceEnabled, cc.Recorder, cc.Options.Propagation)
+		if err != nil {
+			return nil, err
+		}
+		c.WatchTombstones(cc.TombstoneInformers.Core().V1().ConfigMaps())
+		cc.CustomResources = c
+	}
+	return cc.CustomResources, nil
 }
 
 // customResourceEnabled reports whether the propagation of a CRD's custom

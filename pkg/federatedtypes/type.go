@@ -50,6 +50,19 @@ type Type struct {
 	// before comes off at its next reconcile, else its deletion would
 	// still wait for it.
 	DropsFinalizer bool
+	// Withdrawn, when set, reports whether the type's definition is being
+	// deleted (a CRD): its objects then go with it without tombstones, so
+	// the copies of ours in cluster whose object is gone are let go as a
+	// deleted object's are: deleted, or given back to their members when
+	// keep (the definition has the orphan finalizer, which a CRD's first
+	// delete never adds, as on a cluster, but a second may). Not where the
+	// definition's own copy is deleted: it takes them with it.
+	Withdrawn func(cluster string) (withdrawn, keep bool)
+	// Dependents, when set, names what still depends on an object being
+	// deleted (the member copies of a CRD's custom resources being let
+	// go), "" when nothing: the object's copies and finalizer wait for it,
+	// at most DeletionWait.
+	Dependents func(fed *unstructured.Unstructured) string
 	// Fields are the top-level fields that travel besides metadata, such as
 	// "spec" or "data".
 	Fields []string

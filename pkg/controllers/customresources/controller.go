@@ -3,6 +3,7 @@ package customresources
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/federation-v1/federation/pkg/cachetrim"
 	"github.com/federation-v1/federation/pkg/controllers/propagation"
+	"github.com/federation-v1/federation/pkg/ownership"
 	"github.com/federation-v1/federation/pkg/queueworker"
 )
 
@@ -62,6 +65,12 @@ type Controller struct {
 	// ctx is Run's: the custom resources' controllers run within it.
 	ctx     context.Context
 	running map[string]*running
+	// kept are the UIDs of CRDs seen being deleted with the orphan
+	// finalizer (a CRD's first delete ignores propagationPolicy Orphan,
+	// as on a cluster; a second delete may add it): their custom
+	// resources' copies are given back to the members, never deleted,
+	// even once the finalizer is off.
+	kept map[types.UID]bool
 }
 
 // running is one CRD's propagation controller.
@@ -73,6 +82,9 @@ type running struct {
 	aggregation string
 	cancel      context.CancelFunc
 	done        chan struct{}
+	// pc is the controller: what is left of its copies when the CRD is
+	// being deleted.
+	pc *propagation.Controller
 }
 
 // New wires the controller to the federation's informer of CRDs.
@@ -80,7 +92,7 @@ func New(fed dynamic.Interface, crds informers.GenericInformer, members Manager,
 	recorder record.EventRecorder, opts propagation.Options) (*Controller, error) {
 	c := &Controller{
 		fed: fed, crds: crds.Lister(), synced: crds.Informer().HasSynced, members: members, enabled: enabled,
-		recorder: recorder, opts: opts, running: map[string]*running{},
+		recorder: recorder, opts: opts, running: map[string]*running{}, kept: map[types.UID]bool{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name}),
 	}
@@ -133,7 +145,7 @@ func (c *Controller) Run(ctx context.Context) error {
 
 // Sync starts, restarts or stops the controller of one CRD's resources.
 // It runs while the CRD is being deleted, so that the custom resources
-// deleted with it let their member copies go.
+// deleted with it let their member copies go (withdrawn).
 func (c *Controller) Sync(ctx context.Context, name string) error {
 	crd, err := c.get(name)
 	if err != nil {
@@ -141,6 +153,11 @@ func (c *Controller) Sync(ctx context.Context, name string) error {
 	}
 	c.mu.Lock()
 	r := c.running[name]
+	if crd != nil {
+		c.keepIfOrphaned(crd)
+	} else if r != nil {
+		delete(c.kept, types.UID(r.uid))
+	}
 	c.mu.Unlock()
 	want := crd != nil && Established(crd) && c.enabled(name)
 	if r != nil && (!want || r.uid != string(crd.UID) || r.generation != crd.Generation || r.aggregation != crd.Annotations[AggregationAnnotation]) {
@@ -188,6 +205,8 @@ func (c *Controller) start(ctx context.Context, crd *apiextensionsv1.CustomResou
 	c.mu.Lock()
 	parent := c.ctx
 	c.mu.Unlock()
+	uid := crd.UID
+	t.Withdrawn = func(cluster string) (bool, bool) { return c.withdrawn(crd.Name, uid, cluster) }
 	informer := dynamicinformer.NewFilteredDynamicInformer(c.fed, t.Resource, metav1.NamespaceAll, 0,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil)
 	_ = informer.Informer().SetTransform(cachetrim.ManagedFields)
@@ -203,7 +222,7 @@ func (c *Controller) start(ctx context.Context, crd *apiextensionsv1.CustomResou
 	}
 	runCtx, cancel := context.WithCancel(parent)
 	r := &running{uid: string(crd.UID), generation: crd.Generation, aggregation: crd.Annotations[AggregationAnnotation],
-		cancel: cancel, done: make(chan struct{})}
+		cancel: cancel, done: make(chan struct{}), pc: pc}
 	c.mu.Lock()
 	c.running[crd.Name] = r
 	c.mu.Unlock()
@@ -228,4 +247,73 @@ func (c *Controller) start(ctx context.Context, crd *apiextensionsv1.CustomResou
 		<-informerDone
 	}()
 	return nil
+}
+
+// keepIfOrphaned remembers a CRD being deleted with the orphan finalizer.
+// Call with c.mu held.
+func (c *Controller) keepIfOrphaned(crd *apiextensionsv1.CustomResourceDefinition) {
+	if crd.DeletionTimestamp != nil && slices.Contains(crd.Finalizers, metav1.FinalizerOrphanDependents) {
+		c.kept[crd.UID] = true
+	}
+}
+
+// withdrawn tells the propagation controller of the CRD name with uid
+// whether the CRD is being deleted (or gone), so that the copies in
+// cluster of its custom resources gone with it are let go, and whether
+// they are kept (given back to the members). Not where the member's CRD
+// is a copy the federation made: its deletion takes them. A CRD of that
+// name with another UID is a new one: its controller replaces this one,
+// which lets nothing go.
+func (c *Controller) withdrawn(name string, uid types.UID, cluster string) (withdrawn, keep bool) {
+	crd, err := c.get(name)
+	if err != nil || (crd != nil && crd.UID != uid) {
+		return false, false
+	}
+	c.mu.Lock()
+	if crd != nil {
+		c.keepIfOrphaned(crd)
+	}
+	keep = c.kept[uid]
+	c.mu.Unlock()
+	if crd != nil && crd.DeletionTimestamp == nil {
+		return false, false
+	}
+	if keep {
+		return true, true
+	}
+	if own, ok := c.members.Get(cluster, CRDResource, "", name); ok &&
+		ownership.OurCopy(own, c.members.Federation(), c.members.FederationUID()) && !ownership.IsAdopted(own) {
+		return false, false
+	}
+	return true, false
+}
+
+// Dependents names what the deletion of a federated CRD still waits for
+// (federatedtypes.Type.Dependents of CRDs), "" when nothing: its custom
+// resources being deleted at the federation (the apiextensions server's
+// finalizer), then their copies let go in the members by the propagation
+// controller of its custom resources. A CRD whose custom resources are not
+// propagated (turned off, never Established, unusable) waits for nothing.
+func (c *Controller) Dependents(fed *unstructured.Unstructured) string {
+	name := fed.GetName()
+	if !c.enabled(name) {
+		return ""
+	}
+	if slices.Contains(fed.GetFinalizers(), apiextensionsv1.CustomResourceCleanupFinalizer) {
+		return "its custom resources are being deleted at the federation"
+	}
+	c.mu.Lock()
+	r := c.running[name]
+	c.mu.Unlock()
+	if r != nil && r.uid == string(fed.GetUID()) {
+		return r.pc.WithdrawnLeft()
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(fed.Object, crd); err != nil || !Established(crd) {
+		return ""
+	}
+	if _, err := Type(crd); err != nil {
+		return ""
+	}
+	return "the propagation controller of its custom resources is starting"
 }

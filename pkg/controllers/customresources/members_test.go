@@ -21,9 +21,11 @@ import (
 // handlers added to it.
 type fakeManager struct {
 	propagation.Members
-	mu       sync.Mutex
-	clients  map[string]dynamic.Interface
-	handlers map[schema.GroupVersionResource][]membercluster.Handler
+	mu      sync.Mutex
+	clients map[string]dynamic.Interface
+	// memberCRDs are the members' CRDs, by cluster.
+	memberCRDs map[string]*unstructured.Unstructured
+	handlers   map[schema.GroupVersionResource][]membercluster.Handler
 	// metadataOnly says how each resource was last watched; restarted
 	// lists the RestartUnsynced calls ("cluster resource").
 	metadataOnly map[schema.GroupVersionResource]bool
@@ -107,7 +109,13 @@ func (m *fakeManager) tell(cluster string, gvr schema.GroupVersionResource, obj 
 	}
 }
 
-func (m *fakeManager) Get(string, schema.GroupVersionResource, string, string) (*unstructured.Unstructured, bool) {
+// Get reads the members' CRDs only (memberCRDs, by cluster).
+func (m *fakeManager) Get(cluster string, gvr schema.GroupVersionResource, _, name string) (*unstructured.Unstructured, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if crd := m.memberCRDs[cluster]; gvr == CRDResource && crd != nil && crd.GetName() == name {
+		return crd, true
+	}
 	return nil, false
 }
 

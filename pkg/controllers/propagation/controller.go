@@ -309,6 +309,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	var background sync.WaitGroup
 	background.Go(func() { c.r.CountStrays(ctx) })
 	background.Go(func() { c.followWrites(ctx) })
+	if c.typ.Withdrawn != nil {
+		background.Go(func() { wait.UntilWithContext(ctx, c.sweepWithdrawn, withdrawnSweep) })
+	}
 	if c.opts.UnheldReferenceRecheck > 0 {
 		background.Go(func() { wait.UntilWithContext(ctx, c.checkUnheld, c.opts.UnheldReferenceRecheck) })
 	}
@@ -362,4 +365,27 @@ func (c *Controller) worker(ctx context.Context) {
 		Sync: c.Sync, What: "Syncing a federated " + c.typ.Kind, KeyName: "key", Succeeded: c.reconciled,
 		Failed: func(string, error) { syncmetrics.Errors.WithLabelValues(c.typ.Name, "").Inc() },
 	})
+}
+
+// withdrawnSweep is how often the copies whose object went with the type's
+// definition are looked for, besides the events that bring them.
+const withdrawnSweep = 5 * time.Second
+
+// sweepWithdrawn queues the copies of ours whose object went with the
+// type's definition (release.Withdrawn lets them go).
+func (c *Controller) sweepWithdrawn(context.Context) {
+	for _, strays := range c.r.WithdrawnStrays() {
+		for _, s := range strays {
+			c.queue.Add(fedobject.Key(s.GetNamespace(), s.GetName()))
+		}
+	}
+}
+
+// WithdrawnLeft names what is left to let go of the copies of a type whose
+// definition is being deleted (Type.Withdrawn), "" when nothing.
+func (c *Controller) WithdrawnLeft() string {
+	if !c.synced() {
+		return "the propagation controller of " + c.typ.Name + " is starting"
+	}
+	return c.r.WithdrawnLeft()
 }

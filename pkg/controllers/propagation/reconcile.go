@@ -34,6 +34,10 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	if gone || err != nil {
 		return err
 	}
+	if gone, res := c.r.Withdrawn(key); gone {
+		c.follow(key, res)
+		return nil
+	}
 	if namespace, never := c.r.NeverPropagated(key); never {
 		return c.after(ctx, key)(c.r.Refuse(ctx, key, namespace))
 	}

@@ -40,7 +40,7 @@ func TestCustomResources(t *testing.T) {
 	f := &fixture{Fixture: fedenv.NewFixture(t, u, clients, "fed", converge), fed: federationClient(t, u, "fed")}
 
 	// cluster3 has a CRD of its own of a name the federation will use.
-	_, err := u.Kubectl().RunWithInput(context.Background(), gadgetCRD("own"), "--context=cluster3", "apply", "-f", "-")
+	_, err := u.Kubectl().RunWithInput(context.Background(), ownGadgetCRD, "--context=cluster3", "apply", "-f", "-")
 	require.NoError(t, err)
 
 	want := map[string]string{}
@@ -166,15 +166,10 @@ func TestCustomResources(t *testing.T) {
 		f.Apply(certificate("kept", `[{"key":"certs","operator":"in","values":["yes"]}]`))
 		f.WaitIn([]string{"cluster1", "cluster2"}, certificates, "e2e", "kept", nil)
 		f.Kubectl("delete", "certificate", "kept", "-n", "e2e", "--cascade=orphan", "--timeout=60s")
-		f.WaitIn([]string{"cluster1", "cluster2"}, certificates, "e2e", "kept", func(o *unstructured.Unstructured) error {
-			if name := o.GetLabels()["federation.kubernetes.io/federation-name"]; name != "" {
-				return fmt.Errorf("still labelled as federation %s's", name)
-			}
-			return nil
-		})
+		f.WaitIn([]string{"cluster1", "cluster2"}, certificates, "e2e", "kept", notOurs)
 	})
 
-	t.Run("a member's own CRD of the same name is left alone", func(t *testing.T) {
+	t.Run("a member's own CRD of the same name is left alone, the federation's copies of its resources go", func(t *testing.T) {
 		f := f.in(t)
 		f.Apply(gadgetCRD("v1"))
 		f.WaitIn([]string{"cluster1", "cluster2"}, crds, "", "gadgets.certs.example.com", established)
@@ -186,11 +181,29 @@ func TestCustomResources(t *testing.T) {
 		versions, _, _ := unstructured.NestedSlice(own.Object, "spec", "versions")
 		assert.Equal(t, "own", versions[0].(map[string]any)["name"])
 
+		// cluster3's CRD serves the federation's version too: the
+		// federation's gadget is copied there, beside cluster3's own.
+		_, err = f.User.Kubectl().RunWithInput(context.Background(), gadget("members-own"), "--context=cluster3", "apply", "-f", "-")
+		require.NoError(t, err)
+		f.Kubectl("wait", "--for=condition=Established", "crd/gadgets.certs.example.com", "--timeout=30s")
+		f.Apply(gadget("federated"))
+		f.WaitIn(three, gadgets, "", "federated", nil)
+
+		// Deleting the CRD at the federation takes its gadgets with it,
+		// without tombstones: the copy in cluster3, where the CRD is not
+		// the federation's to delete, goes all the same, and the CRD's
+		// deletion waited for it. cluster3's own CRD and gadget stay.
 		f.Kubectl("delete", "crd", "gadgets.certs.example.com", "--timeout=60s")
 		f.WaitAbsent([]string{"cluster1", "cluster2"}, crds, "", "gadgets.certs.example.com")
+		copied, err := f.MemberObject(context.Background(), "cluster3", gadgets, "", "federated")
+		require.NoError(t, err)
+		assert.Nil(t, copied, "the federation's copy in cluster3 went with the federation's CRD")
 		own, err = f.MemberObject(context.Background(), "cluster3", crds, "", "gadgets.certs.example.com")
 		require.NoError(t, err)
 		assert.NotNil(t, own, "cluster3's own CRD stays")
+		theirs, err := f.MemberObject(context.Background(), "cluster3", gadgets, "", "members-own")
+		require.NoError(t, err)
+		assert.NotNil(t, theirs, "cluster3's own gadget stays")
 	})
 
 	t.Run("a group no member was joined for: told once per cluster, deletions do not wait, the member watch backs off", func(t *testing.T) {

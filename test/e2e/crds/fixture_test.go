@@ -27,6 +27,7 @@ var (
 	crds         = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	certificates = schema.GroupVersionResource{Group: "certs.example.com", Version: "v1", Resource: "certificates"}
 	widgets      = schema.GroupVersionResource{Group: "certs.example.com", Version: "v1", Resource: "widgets"}
+	gadgets      = schema.GroupVersionResource{Group: "certs.example.com", Version: "v1", Resource: "gadgets"}
 )
 
 // certificateCRD is a cert-manager-like CRD: namespaced, with a status
@@ -102,8 +103,7 @@ spec:
               readyReplicas: {type: integer}
 `
 
-// gadgetCRD is the CRD cluster3 already has of its own (version "own"),
-// and the federation gets too (version v1).
+// gadgetCRD is the CRD the federation gets (version v1).
 func gadgetCRD(version string) string {
 	return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -120,6 +120,43 @@ spec:
     schema:
       openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `, version)
+}
+
+// ownGadgetCRD is the CRD cluster3 already has of its own: stored as
+// version "own", also served as v1, so that the federation's gadgets can
+// be copied there.
+const ownGadgetCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.certs.example.com
+spec:
+  group: certs.example.com
+  scope: Cluster
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  versions:
+  - name: own
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+  - name: v1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`
+
+// notOurs accepts a member object that carries no federation label.
+func notOurs(o *unstructured.Unstructured) error {
+	if name := o.GetLabels()["federation.kubernetes.io/federation-name"]; name != "" {
+		return fmt.Errorf("still labelled as federation %s's", name)
+	}
+	return nil
+}
+
+// gadget is a Gadget named name, with nothing but its metadata.
+func gadget(name string) string {
+	return "apiVersion: certs.example.com/v1\nkind: Gadget\nmetadata: {name: " + name + "}\n"
 }
 
 func certificate(name, selector string) string {
@@ -218,7 +255,9 @@ func labelled(manifest, label string) string {
 // watchNamed watches the federated object name in e2e with a real client
 // watch from now, and returns a function that waits (within converge) for
 // its DELETED event and returns the types of the events seen until then,
-// the first the ADDED of the object as it is.
+// the first the ADDED of the object as it is. A MODIFIED is counted only
+// when it marks the object as being deleted (a delete held by finalizers):
+// the federation's own status writes may still come before the delete.
 func (f *fixture) watchNamed(gvr schema.GroupVersionResource, name string) func() []watch.EventType {
 	f.T.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), converge)
@@ -230,6 +269,9 @@ func (f *fixture) watchNamed(gvr schema.GroupVersionResource, name string) func(
 		defer w.Stop()
 		var seen []watch.EventType
 		for ev := range w.ResultChan() {
+			if obj, ok := ev.Object.(*unstructured.Unstructured); ev.Type == watch.Modified && ok && obj.GetDeletionTimestamp() == nil {
+				continue
+			}
 			seen = append(seen, ev.Type)
 			if ev.Type == watch.Deleted {
 				return seen

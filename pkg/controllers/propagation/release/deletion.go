@@ -62,6 +62,10 @@ func (r *Releaser) delete(ctx context.Context, fed *unstructured.Unstructured, r
 		// Already let go; the cache has not seen it leave yet.
 		return nil
 	}
+	if wait := r.waitForDependents(fed); wait > 0 {
+		res.recheck(wait)
+		return nil
+	}
 	if done, err := r.release(fed, true, res); !done || err != nil {
 		return err
 	}
