@@ -44,7 +44,8 @@ func newStraysCommand(g *globalFlags) *cobra.Command {
 		Short: "List member copies of the federation whose federated object is gone, and clean them on request",
 		Long: `List, in every joined cluster, the objects labelled as copies of this
 federation whose federated object does not exist (after restoring an older
-backup, say). The controller manager never deletes them; --clean deletes the
+backup, say), of the built-in types and of the custom resources of the
+federation's CRDs. The controller manager never deletes them; --clean deletes the
 listed ones, checking each at the federation again right before. Stray
 namespaces and adopted copies (the cluster's own objects before the
 federation took them over) are listed but never deleted.`,
@@ -98,6 +99,8 @@ type strayFinder struct {
 	// federated are the keys of each type's federated objects, listed
 	// once (not a read per copy: a member holds thousands).
 	federated map[*federatedtypes.Type]sets.Set[string]
+	// types are the built-in federated types and the custom resources'.
+	types []*federatedtypes.Type
 }
 
 func (o *strayOptions) run(ctx context.Context, out, errOut io.Writer) error {
@@ -122,6 +125,11 @@ func (o *strayOptions) run(ctx context.Context, out, errOut io.Writer) error {
 	if f.deleting, err = pendingDeletions(ctx, fc.kube); err != nil {
 		return err
 	}
+	crs, err := customResourceTypes(ctx, f.fed)
+	if err != nil {
+		return err
+	}
+	f.types = append(append(f.types, federatedtypes.All...), crs...)
 	clusters, err := fc.fed.FederationV1beta1().Clusters().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("listing the federation's clusters: %w", err)
@@ -160,7 +168,7 @@ func (f *strayFinder) inCluster(ctx context.Context, kube kubernetes.Interface, 
 	selector := labels.SelectorFromSet(labels.Set{federationv1beta1.FederationLabel: f.name}).String()
 	var out []stray
 	var errs []error
-	for _, t := range federatedtypes.All {
+	for _, t := range f.types {
 		list, err := member.Resource(t.Resource).List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
 			// A member without the API (or our right to it) has no copies.

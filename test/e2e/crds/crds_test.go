@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -135,6 +136,32 @@ func TestCustomResources(t *testing.T) {
 			}
 			return nil
 		})
+	})
+
+	t.Run("kubefed strays lists and cleans a custom resource's stray copy", func(t *testing.T) {
+		f := f.in(t)
+		ctx := context.Background()
+		web, err := f.Member("cluster1").Resource(certificates).Namespace("e2e").Get(ctx, "web", metav1.GetOptions{})
+		require.NoError(t, err)
+		// A copy of ours whose federated object is gone (after a restore
+		// of an older backup, say): our labels, no object at the federation.
+		stray := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "certs.example.com/v1", "kind": "Certificate",
+			"spec": map[string]any{"secretName": "stray-tls"}}}
+		stray.SetNamespace("e2e")
+		stray.SetName("stray")
+		stray.SetLabels(web.GetLabels())
+		_, err = f.Member("cluster1").Resource(certificates).Namespace("e2e").Create(ctx, stray, metav1.CreateOptions{})
+		require.NoError(t, err)
+
+		out := f.User.MustKubefed("strays", "--context=fed")
+		assert.Regexp(t, `cluster1\s+Certificate\s+e2e\s+stray\s`, out)
+		assert.NotContains(t, out, "web", "web's copies have their federated object")
+		out = f.User.MustKubefed("strays", "--context=fed", "--clean")
+		assert.Contains(t, out, "deleted Certificate e2e/stray in cluster cluster1")
+		_, err = f.Member("cluster1").Resource(certificates).Namespace("e2e").Get(ctx, "stray", metav1.GetOptions{})
+		assert.True(t, apierrors.IsNotFound(err), "the stray is gone: %v", err)
+		_, err = f.Member("cluster1").Resource(certificates).Namespace("e2e").Get(ctx, "web", metav1.GetOptions{})
+		assert.NoError(t, err, "web's copy stays")
 	})
 
 	t.Run("a custom resource deleted at the federation goes at once, then from every member", func(t *testing.T) {
