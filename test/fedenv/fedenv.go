@@ -39,8 +39,28 @@ func PlanePrograms() map[string]bool { return planePrograms }
 // `make build` does (git describe).
 var Version string
 
-// BuildBinaries builds kubefed, the control plane, the agent, federation-dns and etcd
-// into dir/bin; kubefed finds the others beside itself.
+// program is one binary the e2e suites run: its name in bin/ and its
+// package; versioned ones carry the federation's version, as `make build`
+// gives it.
+type program struct {
+	name, pkg string
+	versioned bool
+}
+
+// programs are every binary BuildBinaries makes and $FEDENV_BIN must hold:
+// kubefed, the control plane, the agent, federation-dns and etcd (the
+// members of an HA plane, kubefed init --ha, at the version the apiserver
+// embeds). kubefed finds the others beside itself.
+var programs = []program{
+	{"kubefed", "github.com/federation-v1/federation/kubefed", true},
+	{processplane.APIServer, "github.com/federation-v1/federation/federation-apiserver", true},
+	{processplane.ControllerManager, "github.com/federation-v1/federation/federation-controller-manager", true},
+	{processplane.AgentProgram, "github.com/federation-v1/federation/federation-agent", true},
+	{processplane.DNSServerProgram, "github.com/federation-v1/federation/dns", false},
+	{processplane.EtcdProgram, "go.etcd.io/etcd/server/v3", false},
+}
+
+// BuildBinaries builds the programs into dir/bin.
 func BuildBinaries(dir string) (string, error) {
 	bin := filepath.Join(dir, "bin")
 	ldflags, version, err := buildversion.LDFlags()
@@ -48,18 +68,15 @@ func BuildBinaries(dir string) (string, error) {
 		return "", err
 	}
 	Version = version
-	build := exec.Command("go", "build", "-ldflags", ldflags, "-o", bin+"/",
-		"github.com/federation-v1/federation/kubefed",
-		"github.com/federation-v1/federation/federation-apiserver",
-		"github.com/federation-v1/federation/federation-controller-manager",
-		"github.com/federation-v1/federation/federation-agent")
-	dns := exec.Command("go", "build", "-o", filepath.Join(bin, "federation-dns"), "github.com/federation-v1/federation/dns")
-	// The etcd members of an HA plane (kubefed init --ha), at the version the apiserver embeds.
-	etcd := exec.Command("go", "build", "-o", filepath.Join(bin, processplane.EtcdProgram), "go.etcd.io/etcd/server/v3")
-	for _, b := range []*exec.Cmd{build, dns, etcd} {
+	for _, p := range programs {
+		args := []string{"build", "-o", filepath.Join(bin, p.name)}
+		if p.versioned {
+			args = append(args, "-ldflags", ldflags)
+		}
+		b := exec.Command("go", append(args, p.pkg)...)
 		b.Stdout, b.Stderr = os.Stdout, os.Stderr
 		if err := b.Run(); err != nil {
-			return "", fmt.Errorf("building kubefed and the control plane: %w", err)
+			return "", fmt.Errorf("building %s: %w", p.name, err)
 		}
 	}
 	return bin, nil
@@ -203,9 +220,8 @@ func builtBinaries() (string, error) {
 	if dir == "" {
 		return "", nil
 	}
-	for _, program := range []string{"kubefed", processplane.APIServer, processplane.ControllerManager,
-		processplane.AgentProgram, processplane.DNSServerProgram, processplane.EtcdProgram} {
-		if _, err := os.Stat(filepath.Join(dir, program)); err != nil {
+	for _, p := range programs {
+		if _, err := os.Stat(filepath.Join(dir, p.name)); err != nil {
 			return "", fmt.Errorf("$%s: %w (make build makes them)", BuiltEnv, err)
 		}
 	}
