@@ -38,6 +38,13 @@ func NewFixture(t *testing.T, u *User, clients *memberenv.Clients, context strin
 	return Fixture{T: t, User: u, Clients: clients, Context: context, Converge: converge}
 }
 
+// In is the fixture against another kubeconfig context: a member's, to
+// run kubectl there.
+func (f Fixture) In(context string) *Fixture {
+	f.Context = context
+	return &f
+}
+
 // Member is a member's dynamic client.
 func (f *Fixture) Member(cluster string) dynamic.Interface {
 	f.T.Helper()

@@ -34,11 +34,11 @@ func startFlux(t *testing.T, f *fixture, host string) {
 
 	for _, crd := range flux.CRDs {
 		// Server-side: the CRDs are larger than client-side apply's annotation.
-		f.hostKubectl(host, "apply", "--server-side", "-f", crd)
+		f.In(host).Kubectl("apply", "--server-side", "-f", crd)
 	}
-	f.hostKubectl(host, "wait", "--for=condition=Established", "--timeout=30s",
+	f.In(host).Kubectl("wait", "--for=condition=Established", "--timeout=30s",
 		"crd/gitrepositories.source.toolkit.fluxcd.io", "crd/kustomizations.kustomize.toolkit.fluxcd.io")
-	f.hostKubectl(host, "create", "namespace", fluxNamespace)
+	f.In(host).Kubectl("create", "namespace", fluxNamespace)
 
 	// The controllers find their cluster through KUBECONFIG's current context.
 	cfg, err := clientcmd.LoadFromFile(f.User.Kubeconfig)

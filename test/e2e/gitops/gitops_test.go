@@ -53,15 +53,6 @@ type fixture struct {
 	fedenv.Fixture
 }
 
-// hostKubectl runs kubectl against cluster (a member) and fails the test on
-// error.
-func (f *fixture) hostKubectl(cluster string, args ...string) string {
-	f.T.Helper()
-	out, err := f.User.Kubectl().Run(context.Background(), append([]string{"--context=" + cluster}, args...)...)
-	require.NoError(f.T, err, "kubectl --context=%s %s:\n%s", cluster, strings.Join(args, " "), out)
-	return out
-}
-
 // The repository's first commit: a namespace with a Deployment, a Service,
 // a ConfigMap, and a CRD with one of its resources.
 var firstCommit = map[string]string{
@@ -152,11 +143,11 @@ func TestFluxManagesTheFederation(t *testing.T) {
 	f.Kubectl("create", "serviceaccount", gitopsAccount, "-n", gitopsNamespace)
 	f.Kubectl("create", "clusterrolebinding", "flux-gitops", "--clusterrole=cluster-admin",
 		"--serviceaccount="+gitopsNamespace+":"+gitopsAccount)
-	f.hostKubectl(host, "create", "secret", "generic", "federation-kubeconfig", "-n", fluxNamespace,
+	f.In(host).Kubectl("create", "secret", "generic", "federation-kubeconfig", "-n", fluxNamespace,
 		"--from-literal=value="+f.accountKubeconfig(gitopsNamespace, gitopsAccount))
 
 	first := repo.commit("web: first version", firstCommit)
-	f.hostApply(fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
+	f.In(host).Apply(fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
 kind: GitRepository
 metadata: {name: web, namespace: %[1]s}
 spec:
@@ -238,14 +229,14 @@ spec:
 		}
 		f.Kubectl("create", "serviceaccount", "deployer", "-n", "team-a")
 		f.Kubectl("create", "rolebinding", "deployer-edit", "--clusterrole=edit", "--serviceaccount=team-a:deployer", "-n", "team-a")
-		f.hostKubectl(host, "create", "secret", "generic", "team-a-kubeconfig", "-n", fluxNamespace,
+		f.In(host).Kubectl("create", "secret", "generic", "team-a-kubeconfig", "-n", fluxNamespace,
 			"--from-literal=value="+f.accountKubeconfig("team-a", "deployer"))
 		repo.commit("team-a: its settings, and some in team-b", map[string]string{
 			"team-a/mine.yaml":   settings("team-a"),
 			"team-a/theirs.yaml": settings("team-b"),
 		})
 		f.requestSync()
-		f.hostApply(fmt.Sprintf(`apiVersion: kustomize.toolkit.fluxcd.io/v1
+		f.In(host).Apply(fmt.Sprintf(`apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
 metadata: {name: team-a, namespace: %s}
 spec:
@@ -298,13 +289,6 @@ func (f *fixture) in(t *testing.T) *fixture {
 	return &c
 }
 
-// hostApply runs kubectl apply of manifest in the host cluster.
-func (f *fixture) hostApply(manifest string) {
-	f.T.Helper()
-	out, err := f.User.Kubectl().RunWithInput(context.Background(), manifest, "--context="+host, "apply", "-f", "-")
-	require.NoError(f.T, err, "kubectl apply in %s:\n%s\n%s", host, manifest, out)
-}
-
 // accountKubeconfig is a kubeconfig for the federation with the token of a
 // legacy token Secret of the ServiceAccount ns/account (long-lived, as Argo
 // CD's cluster secrets and Flux's kubeconfig secrets usually hold).
@@ -344,7 +328,7 @@ func (f *fixture) accountKubeconfig(ns, account string) string {
 // revision.
 func (f *fixture) requestSync() {
 	f.T.Helper()
-	f.hostKubectl(host, "-n", fluxNamespace, "annotate", "--overwrite", "gitrepository/web",
+	f.In(host).Kubectl("-n", fluxNamespace, "annotate", "--overwrite", "gitrepository/web",
 		"reconcile.fluxcd.io/requestedAt="+time.Now().Format(time.RFC3339Nano))
 }
 
