@@ -103,7 +103,7 @@ spec:
               readyReplicas: {type: integer}
 `
 
-// gadgetCRD is the CRD the federation gets (version v1).
+// gadgetCRD is the gadgets CRD with one version (the federation's: v1).
 func gadgetCRD(version string) string {
 	return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -125,21 +125,7 @@ spec:
 // ownGadgetCRD is the CRD cluster3 already has of its own: stored as
 // version "own", also served as v1, so that the federation's gadgets can
 // be copied there.
-const ownGadgetCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: gadgets.certs.example.com
-spec:
-  group: certs.example.com
-  scope: Cluster
-  names: {plural: gadgets, singular: gadget, kind: Gadget}
-  versions:
-  - name: own
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-  - name: v1
+var ownGadgetCRD = gadgetCRD("own") + `  - name: v1
     served: true
     storage: false
     schema:
