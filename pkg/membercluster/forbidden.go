@@ -43,13 +43,16 @@ func nextForbiddenDelay(last time.Duration) time.Duration {
 type watchErrors struct {
 	cluster string
 	gvr     schema.GroupVersionResource
-	// forbidden: the last error was forbidden.
+	// forbidden: the last error was forbidden; unserved: it was
+	// NotFound (the member does not serve the resource: no CRD of it).
 	forbidden atomic.Bool
+	unserved  atomic.Bool
 	// delay is the last wait; only the reflector's loop uses it.
 	delay time.Duration
 }
 
 func (w *watchErrors) handle(ctx context.Context, r *cache.Reflector, err error) {
+	w.unserved.Store(apierrors.IsNotFound(err))
 	if !apierrors.IsForbidden(err) {
 		w.forbidden.Store(false)
 		w.delay = 0

@@ -83,3 +83,15 @@ func TestAsUnauthorizedReadsTheAuthorizersRefusal(t *testing.T) {
 		})
 	}
 }
+
+func TestAnUnservedResourceIsRemembered(t *testing.T) {
+	gvr := schema.GroupVersionResource{Group: "certs.example.com", Version: "v1", Resource: "gadgets"}
+	w := &watchErrors{cluster: "c1", gvr: gvr}
+	r := cache.NewReflector(&cache.ListWatch{}, nil, cache.NewStore(cache.MetaNamespaceKeyFunc), 0)
+	// As the reflector words a list of a resource the member does not serve.
+	w.handle(context.Background(), r, fmt.Errorf("failed to list %s: %w", gvr, apierrors.NewNotFound(gvr.GroupResource(), "")))
+	assert.True(t, w.unserved.Load())
+	assert.False(t, w.forbidden.Load())
+	w.handle(context.Background(), r, errors.New("connection refused"))
+	assert.False(t, w.unserved.Load(), "another error: not known to be unserved")
+}

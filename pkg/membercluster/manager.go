@@ -263,6 +263,16 @@ func (m *Manager) Forbidden(cluster string, gvr schema.GroupVersionResource) boo
 	return false
 }
 
+// Unserved reports whether a member's cache of gvr has not synced because
+// the member does not serve gvr (its last list was NotFound: no CRD of it
+// there yet): nothing can be there.
+func (m *Manager) Unserved(cluster string, gvr schema.GroupVersionResource) bool {
+	if mem := m.member(cluster); mem != nil {
+		return mem.unserved(gvr)
+	}
+	return false
+}
+
 // Informers counts the informers a member runs, 0 for a cluster that has
 // none.
 func (m *Manager) Informers(cluster string) int {

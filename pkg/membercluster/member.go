@@ -176,6 +176,11 @@ func (m *member) forbidden(gvr schema.GroupVersionResource) bool {
 	return r != nil && r.errors.forbidden.Load() && !r.Informer().HasSynced()
 }
 
+func (m *member) unserved(gvr schema.GroupVersionResource) bool {
+	r := m.resourceInformer(gvr)
+	return r != nil && r.errors.unserved.Load() && !r.Informer().HasSynced()
+}
+
 // resourceInformer returns the informer of a resource, nil when it is not
 // watched.
 func (m *member) resourceInformer(gvr schema.GroupVersionResource) *resourceInformer {

@@ -281,6 +281,9 @@ func (c *Controller) withdrawn(name string, uid types.UID, cluster string) (with
 	if keep {
 		return true, true
 	}
+	// The members' caches hold the federation's objects only: a CRD not
+	// found there is the member's own, or none (the member's cache of the
+	// resource then says it is not served).
 	if own, ok := c.members.Get(cluster, CRDResource, "", name); ok &&
 		ownership.OurCopy(own, c.members.Federation(), c.members.FederationUID()) && !ownership.IsAdopted(own) {
 		return false, false

@@ -78,6 +78,7 @@ type Members interface {
 	List(cluster string, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []*unstructured.Unstructured
 	ListMetadata(cluster string, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) []metav1.Object
 	Forbidden(cluster string, gvr schema.GroupVersionResource) bool
+	Unserved(cluster string, gvr schema.GroupVersionResource) bool
 }
 
 // Controller propagates the federated objects of one type.

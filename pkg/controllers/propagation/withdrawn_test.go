@@ -139,3 +139,16 @@ func TestAWithdrawnTypeLetsGoOnlyWhereItsDefinitionsCopyDoesNot(t *testing.T) {
 	assert.Empty(t, namedActions(members, "c1"))
 	assert.Equal(t, []string{"delete gone"}, namedActions(members, "c2"))
 }
+
+func TestAWithdrawnTypeWaitsForUnsyncedCachesOnlyWhereItIsServed(t *testing.T) {
+	typ := *federatedtypes.ByName("configmaps")
+	typ.Withdrawn = func(string) (bool, bool) { return true, false }
+	members := testmembers.New([]string{"c1", "c2", "c3", "c4"})
+	members.Unsynced = []string{"c1", "c2", "c3"}
+	members.ForbiddenIn = []string{"c2"} // may not be read there: nothing of ours
+	members.UnservedIn = []string{"c3"}  // no CRD of it there: nothing at all
+	tc := newTestController(t, &typ, members)
+	tc.Controller.members = listingMembers{Members: members, uid: members.FederationUID()}
+	tc.r = tc.newReleaser()
+	assert.Equal(t, "cluster c1: its cache of configmaps has not synced", tc.r.WithdrawnLeft())
+}

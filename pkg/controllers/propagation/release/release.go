@@ -51,6 +51,9 @@ type Members interface {
 	// Forbidden says the federation may not read gvr in cluster: nothing
 	// of ours can be there (membercluster.Manager.Forbidden).
 	Forbidden(cluster string, gvr schema.GroupVersionResource) bool
+	// Unserved says cluster does not serve gvr (no CRD of it there):
+	// nothing can be there (membercluster.Manager.Unserved).
+	Unserved(cluster string, gvr schema.GroupVersionResource) bool
 }
 
 // Result is what the engine must do after a release step: the stage never

@@ -96,12 +96,13 @@ func (r *Releaser) withdrawnObject(cp *unstructured.Unstructured) *unstructured.
 
 // WithdrawnLeft names what is left to let go of a withdrawn type's copies,
 // "" when nothing: usable clusters whose cache of the type has not synced
-// (unless the type may not even be read there), and the copies of ours
+// (unless the type may not be read there, or is not served), and the copies of ours
 // whose object is gone there (WithdrawnStrays).
 func (r *Releaser) WithdrawnLeft() string {
 	var left []string
 	for _, cl := range r.members.Clusters() {
-		if withdrawn, _ := r.typ.Withdrawn(cl.Name); withdrawn && !r.members.Synced(cl.Name, r.typ.Resource) && !r.members.Forbidden(cl.Name, r.typ.Resource) {
+		if withdrawn, _ := r.typ.Withdrawn(cl.Name); withdrawn && !r.members.Synced(cl.Name, r.typ.Resource) &&
+			!r.members.Forbidden(cl.Name, r.typ.Resource) && !r.members.Unserved(cl.Name, r.typ.Resource) {
 			left = append(left, fmt.Sprintf("cluster %s: its cache of %s has not synced", cl.Name, r.typ.Resource.Resource))
 		}
 	}

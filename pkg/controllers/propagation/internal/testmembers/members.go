@@ -50,6 +50,8 @@ type Members struct {
 	// ForbiddenIn clusters refuse the federation reading the type (their
 	// caches stay unsynced too: list them in Unsynced).
 	ForbiddenIn []string
+	// UnservedIn clusters do not serve the type (list them in Unsynced).
+	UnservedIn []string
 	// Unsettled: a Ready cluster's caches are still starting (Settled).
 	Unsettled bool
 	// Slices are the members' cached EndpointSlices.
@@ -230,6 +232,9 @@ func asObjects(objs []*unstructured.Unstructured) []metav1.Object {
 }
 func (m *Members) Synced(cluster string, _ schema.GroupVersionResource) bool {
 	return !slices.Contains(m.Unsynced, cluster)
+}
+func (m *Members) Unserved(cluster string, _ schema.GroupVersionResource) bool {
+	return slices.Contains(m.UnservedIn, cluster)
 }
 func (m *Members) Forbidden(cluster string, _ schema.GroupVersionResource) bool {
 	return slices.Contains(m.ForbiddenIn, cluster)
