@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -118,10 +119,26 @@ func newUnwatchFixture(t *testing.T, ctx context.Context, n int) *unwatchFixture
 		clients[name] = &Clients{Dynamic: dyn, Metadata: metadatafake.NewSimpleMetadataClient(scheme)}
 	}
 	m.newClient = func(c *federationv1beta1.Cluster, _ *rest.Config) (*Clients, error) { return clients[c.Name], nil }
+	// The federation's informers are watching once both fake clients were
+	// asked to: from then on their goroutines all run, and the tests'
+	// goroutine baselines hold still.
+	var watching atomic.Int32
+	countWatch := func(clienttesting.Action) (bool, watch.Interface, error) {
+		watching.Add(1)
+		return false, nil, nil
+	}
+	fed.PrependWatchReactor("*", countWatch)
+	kube.PrependWatchReactor("*", countWatch)
 	fedFactory.Start(ctx.Done())
 	kubeFactory.Start(ctx.Done())
 	fedFactory.WaitForCacheSync(ctx.Done())
 	kubeFactory.WaitForCacheSync(ctx.Done())
+	require.NoError(t, poll.Until(ctx, 10*time.Second, "the federation's informers watching", func(context.Context) error {
+		if n := watching.Load(); n < 2 {
+			return fmt.Errorf("%d watches", n)
+		}
+		return nil
+	}))
 	return f
 }
 
