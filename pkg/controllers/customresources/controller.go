@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -251,10 +252,24 @@ func (c *Controller) start(ctx context.Context, crd *apiextensionsv1.CustomResou
 
 // keepIfOrphaned remembers a CRD being deleted with the orphan finalizer.
 // Call with c.mu held.
-func (c *Controller) keepIfOrphaned(crd *apiextensionsv1.CustomResourceDefinition) {
-	if crd.DeletionTimestamp != nil && slices.Contains(crd.Finalizers, metav1.FinalizerOrphanDependents) {
-		c.kept[crd.UID] = true
+func (c *Controller) keepIfOrphaned(crd metav1.Object) {
+	if crd.GetDeletionTimestamp() != nil && slices.Contains(crd.GetFinalizers(), metav1.FinalizerOrphanDependents) {
+		c.kept[crd.GetUID()] = true
 	}
+}
+
+// getMeta returns the metadata of the CRD name from the cache, nil when it
+// is gone: what withdrawn reads, for every cluster of every custom
+// resource gone, without converting the whole CRD as get does.
+func (c *Controller) getMeta(name string) (metav1.Object, error) {
+	obj, err := c.crds.Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return meta.Accessor(obj)
 }
 
 // withdrawn tells the propagation controller of the CRD name with uid
@@ -265,8 +280,8 @@ func (c *Controller) keepIfOrphaned(crd *apiextensionsv1.CustomResourceDefinitio
 // name with another UID is a new one: its controller replaces this one,
 // which lets nothing go.
 func (c *Controller) withdrawn(name string, uid types.UID, cluster string) (withdrawn, keep bool) {
-	crd, err := c.get(name)
-	if err != nil || (crd != nil && crd.UID != uid) {
+	crd, err := c.getMeta(name)
+	if err != nil || (crd != nil && crd.GetUID() != uid) {
 		return false, false
 	}
 	c.mu.Lock()
@@ -275,7 +290,7 @@ func (c *Controller) withdrawn(name string, uid types.UID, cluster string) (with
 	}
 	keep = c.kept[uid]
 	c.mu.Unlock()
-	if crd != nil && crd.DeletionTimestamp == nil {
+	if crd != nil && crd.GetDeletionTimestamp() == nil {
 		return false, false
 	}
 	if keep {

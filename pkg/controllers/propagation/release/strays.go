@@ -17,7 +17,6 @@ import (
 	federationv1beta1 "github.com/federation-v1/federation/pkg/apis/federation/v1beta1"
 	"github.com/federation-v1/federation/pkg/controllers/propagation/internal/fedobject"
 	"github.com/federation-v1/federation/pkg/federatedtypes"
-	"github.com/federation-v1/federation/pkg/ownership"
 )
 
 // strayInterval is how often each controller counts its strays: a count
@@ -41,11 +40,15 @@ func init() {
 // Strays lists, per usable cluster whose cache of the type has synced, the
 // copies of ours whose federated object is not in the federation's cache.
 func (r *Releaser) Strays() map[string][]metav1.Object {
-	name, uid := r.members.Federation(), r.members.FederationUID()
-	selector := labels.SelectorFromSet(labels.Set{federationv1beta1.FederationLabel: name})
+	return r.straysIn(func(string) bool { return true })
+}
+
+// straysIn is Strays of the clusters in says yes to.
+func (r *Releaser) straysIn(in func(cluster string) bool) map[string][]metav1.Object {
+	selector := labels.SelectorFromSet(labels.Set{federationv1beta1.FederationLabel: r.members.Federation()})
 	out := map[string][]metav1.Object{}
 	for _, cl := range r.members.Clusters() {
-		if !r.members.Synced(cl.Name, r.typ.Resource) {
+		if !r.members.Synced(cl.Name, r.typ.Resource) || !in(cl.Name) {
 			continue
 		}
 		var found []metav1.Object
@@ -53,7 +56,7 @@ func (r *Releaser) Strays() map[string][]metav1.Object {
 		for _, obj := range r.members.ListMetadata(cl.Name, r.typ.Resource, metav1.NamespaceAll, selector) {
 			// The federation's own objects in a member (join's token in
 			// federation-system) carry our label but are no copies.
-			if _, never := federatedtypes.NeverPropagatedIn(r.never, r.typ.Resource.GroupResource(), obj.GetNamespace(), obj.GetName()); never || !ownership.OurCopy(obj, name, uid) {
+			if _, never := federatedtypes.NeverPropagatedIn(r.never, r.typ.Resource.GroupResource(), obj.GetNamespace(), obj.GetName()); never || !r.ourCopy(obj) {
 				continue
 			}
 			// A copy whose object has a tombstone is being deleted.

@@ -78,7 +78,7 @@ func (r *Releaser) Withdrawn(objKey string) (bool, Result) {
 
 // ourCopy reports whether a member object is a copy written by us (not a
 // member's own, another federation's, nor an object another controls).
-func (r *Releaser) ourCopy(obj *unstructured.Unstructured) bool {
+func (r *Releaser) ourCopy(obj metav1.Object) bool {
 	return ownership.OurCopy(obj, r.members.Federation(), r.members.FederationUID())
 }
 
@@ -147,11 +147,8 @@ func (r *Releaser) waitForDependents(fed *unstructured.Unstructured) time.Durati
 // is withdrawn: the copies its definition's deletion lets go there, with
 // those that were strays before.
 func (r *Releaser) WithdrawnStrays() map[string][]metav1.Object {
-	out := r.Strays()
-	for cluster := range out {
-		if withdrawn, _ := r.typ.Withdrawn(cluster); !withdrawn {
-			delete(out, cluster)
-		}
-	}
-	return out
+	return r.straysIn(func(cluster string) bool {
+		withdrawn, _ := r.typ.Withdrawn(cluster)
+		return withdrawn
+	})
 }
